@@ -1,0 +1,1 @@
+"""What people touch: the ragqa CLI and the Gradio UI."""

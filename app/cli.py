@@ -1,0 +1,106 @@
+"""The `ragqa` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+import rag  # noqa: F401  (pins offline and telemetry-free behaviour first)
+from rag.settings import Settings, load_settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Reference-aligned QA over your documents, offline.")
+
+ConfigOption = Annotated[
+    Optional[Path], typer.Option("--config", help="Settings TOML (default: $RAGQA_CONFIG or ./ragqa.toml).")
+]
+
+
+def _settings(config: Path | None) -> Settings:
+    try:
+        return load_settings(config)
+    except (FileNotFoundError, ValueError) as error:
+        typer.secho(f"error: {error}", fg="red", err=True)
+        raise typer.Exit(2) from error
+
+
+@app.command()
+def models(config: ConfigOption = None) -> None:
+    """Prepare the offline models under the models folder (idempotent)."""
+    from rag.prepare import ModelPreparationError, prepare_models
+
+    settings = _settings(config)
+    try:
+        paths = prepare_models(settings)
+    except ModelPreparationError as error:
+        typer.secho(f"error: {error}", fg="red", err=True)
+        raise typer.Exit(1) from error
+    for role, path in paths.items():
+        typer.echo(f"{role}: {path}")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to add or update.")],
+    reset: Annotated[bool, typer.Option("--reset", help="Empty the store first.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Add or update documents; prints a report. Exit code 1 when any file failed."""
+    from ingestion.pipeline import ingest as run_ingest
+
+    settings = _settings(config)
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        typer.secho(f"error: no such file or folder: {', '.join(missing)}", fg="red", err=True)
+        raise typer.Exit(2)
+    report = run_ingest(paths, settings, reset=reset)
+    typer.echo(report.summary())
+    raise typer.Exit(1 if report.failed else 0)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the Answer object as JSON.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Answer a question from the indexed documents, with references."""
+    from rag.models import ModelNotPreparedError
+    from rag.pipeline import RagPipeline
+
+    settings = _settings(config)
+    try:
+        pipeline = RagPipeline(settings)
+    except ModelNotPreparedError as error:
+        typer.secho(f"error: {error}", fg="red", err=True)
+        raise typer.Exit(1) from error
+    answer = pipeline.answer(question)
+    if as_json:
+        json.dump(answer.to_dict(), sys.stdout, ensure_ascii=False, indent=1)
+        sys.stdout.write("\n")
+        return
+    from app.render import render_answer
+
+    typer.echo(render_answer(answer.to_dict()))
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 7860,
+    config: ConfigOption = None,
+) -> None:
+    """Start the chat UI on localhost."""
+    from app.ui import launch
+
+    launch(_settings(config), port=port)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Text rendering of an Answer object, shared by the CLI and the UI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def location(item: dict[str, Any]) -> str:
+    """'report.pptx, slide 3, Results' from a source or reference entry."""
+    parts = [str(item.get("doc") or "?")]
+    if item.get("page") is not None:
+        parts.append(f"p. {item['page']}")
+    if item.get("slide") is not None:
+        parts.append(f"slide {item['slide']}")
+    if item.get("section"):
+        parts.append(str(item["section"]))
+    return ", ".join(parts)
+
+
+def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
+    """The answer, segment by segment, each followed by its references or an unsupported mark."""
+    if not answer["answerable"]:
+        return answer["answer"]
+    lines = []
+    for segment in answer["segments"]:
+        if segment["supported"]:
+            refs = ", ".join(f"[{r['ref']}] {r['score']:.2f}" for r in segment["references"])
+            tag = f"(refs: {refs})"
+        else:
+            tag = "(unsupported: no source backs this)"
+        lines.append(f"{segment['text']} *{tag}*" if markdown else f"{segment['text']}  {tag}")
+    return "\n\n".join(lines) if markdown else "\n".join(lines)
+
+
+def render_sources(answer: dict[str, Any], markdown: bool = False) -> str:
+    """The numbered chunks the answer was written from, with their locations and scores."""
+    if not answer["sources"]:
+        return ""
+    lines = ["**Sources**" if markdown else "Sources:"]
+    for source in answer["sources"]:
+        snippet = " ".join(source["text"].split())[:200]
+        lines.append(
+            f"{'- ' if markdown else '  '}[{source['ref']}] {location(source)} "
+            f"(score {source['score']:.2f}): {snippet}"
+        )
+    if answer.get("scorer") == "bi-encoder":
+        lines.append("")
+        lines.append("Scores come from the bi-encoder: no fine-tuned reranker yet.")
+    return "\n".join(lines)
+
+
+def render_answer(answer: dict[str, Any], markdown: bool = False) -> str:
+    return "\n\n".join(p for p in (render_segments(answer, markdown), render_sources(answer, markdown)) if p)

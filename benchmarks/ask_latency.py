@@ -1,0 +1,68 @@
+"""`ragqa ask` latency with the embedded models, split by stage, on the sample corpus.
+
+    .venv/bin/python benchmarks/ask_latency.py [--out storage/reports/bench-ask.json]
+
+Ingests data/sample into a fresh temporary store, then answers each question once (after one
+warm-up) and prints p50/max per stage. Writes the figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import rag  # noqa: F401
+from ingestion.pipeline import ingest
+from rag.pipeline import RagPipeline
+from rag.settings import REPO_ROOT, load_settings
+
+QUESTIONS = [
+    "What HIC15 value did the driver dummy reach in test FT-2024-07?",
+    "How far did the B-pillar intrude in the side impact test SI-2024-03?",
+    "When is the side impact retest SI-2024-05 planned?",
+    "Which dummies are used in side impact tests?",
+    "What is the price of the Model K sedan?",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-ask.json")
+    args = parser.parse_args()
+    settings = load_settings()
+    settings.storage_dir = Path(tempfile.mkdtemp(prefix="ragqa-bench-"))
+    started = time.perf_counter()
+    report = ingest([REPO_ROOT / "data/sample"], settings, progress=False)
+    ingest_s = time.perf_counter() - started
+    pipeline = RagPipeline(settings)
+    pipeline.answer(QUESTIONS[0])  # warm-up: model load and first-call allocation
+    runs = []
+    for question in QUESTIONS:
+        started = time.perf_counter()
+        answer = pipeline.answer(question)
+        total = (time.perf_counter() - started) * 1000
+        runs.append({"question": question, "answerable": answer.answerable,
+                     "answer_chars": len(answer.answer), "total_ms": round(total, 1), **answer.timings_ms})
+        print(f"{total:8.0f} ms  {answer.answerable!s:5}  {question}")
+    stages = ["retrieve", "rerank", "generate", "match", "total_ms"]
+    summary = {
+        stage: {"p50_ms": round(statistics.median(r[stage] for r in runs), 1),
+                "max_ms": round(max(r[stage] for r in runs), 1)}
+        for stage in stages
+    }
+    result = {"cores": os.cpu_count(), "chunks": report.chunks, "ingest_s": round(ingest_s, 2),
+              "stages": summary, "runs": runs}
+    for stage, figures in summary.items():
+        print(f"{stage:10} p50 {figures['p50_ms']:9.1f} ms   max {figures['max_ms']:9.1f} ms")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    print(args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Evaluation: retrieval, reference and answer metrics, reports (a later issue)."""

@@ -1,0 +1,1 @@
+"""Documents -> converted text -> header-prefixed chunks -> the store."""

@@ -1,0 +1,107 @@
+"""Model factory: the LLM and the embedding model named by the settings, loaded once."""
+
+from __future__ import annotations
+
+import atexit
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.embeddings import BaseEmbedding
+from llama_index.core.llms import LLM
+
+from rag.settings import Settings
+
+
+class ModelNotPreparedError(RuntimeError):
+    """A model file is missing: `ragqa models` has not been run for this models folder."""
+
+
+def _require(path: Path, what: str) -> Path:
+    if not path.exists():
+        raise ModelNotPreparedError(f"{what} not found at {path}: run `ragqa models` first")
+    return path
+
+
+def chatml_messages_to_prompt(messages: Sequence[ChatMessage], system_prompt: str | None = None) -> str:
+    """Qwen's ChatML. llama-index's LlamaCPP wrapper ignores the GGUF's own chat template."""
+    parts = []
+    if system_prompt:
+        parts.append(f"<|im_start|>system\n{system_prompt}<|im_end|>\n")
+    for message in messages:
+        parts.append(f"<|im_start|>{message.role.value}\n{message.content}<|im_end|>\n")
+    parts.append("<|im_start|>assistant\n")
+    return "".join(parts)
+
+
+def chatml_completion_to_prompt(completion: str, system_prompt: str | None = None) -> str:
+    return chatml_messages_to_prompt([ChatMessage(role="user", content=completion)], system_prompt)
+
+
+def build_llm(settings: Settings) -> LLM:
+    """The generation backend named by `llm.backend`."""
+    cfg = settings.llm
+    if cfg.backend == "vllm":
+        # vLLM's OpenAI-compatible server; llama.cpp's server speaks the same protocol.
+        from llama_index.llms.openai_like import OpenAILike
+
+        return OpenAILike(
+            model=cfg.model,
+            api_base=cfg.api_base,
+            api_key=cfg.api_key,
+            is_chat_model=True,
+            context_window=cfg.n_ctx,
+            max_tokens=cfg.max_new_tokens,
+            temperature=cfg.temperature,
+            timeout=cfg.timeout_s,
+            max_retries=cfg.max_retries,
+        )
+    return _llamacpp(str(_require(settings.gguf_path, "the Qwen GGUF")), cfg.n_ctx, cfg.n_threads,
+                     cfg.max_new_tokens, cfg.temperature)
+
+
+@lru_cache(maxsize=2)
+def _llamacpp(path: str, n_ctx: int, n_threads: int, max_new_tokens: int, temperature: float) -> LLM:
+    """One llama.cpp instance per model and shape: loading it costs seconds and 1+ GB."""
+    from llama_index.llms.llama_cpp import LlamaCPP
+
+    llm = LlamaCPP(
+        model_path=path,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        context_window=n_ctx,
+        model_kwargs={"n_threads": n_threads or os.cpu_count(), "n_gpu_layers": 0},
+        messages_to_prompt=chatml_messages_to_prompt,
+        completion_to_prompt=chatml_completion_to_prompt,
+        verbose=False,
+    )
+    # Free the model before interpreter teardown: llama-cpp-python's __del__ fails once its
+    # C bindings are gone and prints a traceback at every exit.
+    atexit.register(llm._model.close)
+    return llm
+
+
+def build_embedding(settings: Settings) -> BaseEmbedding:
+    cfg = settings.embedding
+    return _embedding(
+        str(_require(settings.embedding_path, "the embedding model")),
+        cfg.query_prefix,
+        cfg.passage_prefix,
+        cfg.batch_size,
+    )
+
+
+@lru_cache(maxsize=2)
+def _embedding(path: str, query_prefix: str, passage_prefix: str, batch_size: int) -> BaseEmbedding:
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    return HuggingFaceEmbedding(
+        model_name=path,
+        query_instruction=query_prefix,
+        text_instruction=passage_prefix,
+        embed_batch_size=batch_size,
+        normalize=True,
+        device="cpu",
+    )

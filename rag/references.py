@@ -1,0 +1,143 @@
+"""Reference matching: link each segment of a generated answer to the chunks that support it.
+
+After generation the answer is split into sentences; every contiguous run of up to `max_span`
+sentences is scored against every top-k chunk in ONE batched scorer call; a dynamic program then
+picks the partition of the answer into segments and a chunk per segment.
+
+Objective (why not the paper's sum of scores): a segment of L sentences whose best chunk scores s
+is worth L * max(s, threshold) - split_penalty. Weighting by length makes the total a sum of
+per-sentence support, so cutting a segment into singletons gains nothing unless the pieces are
+better supported on their own, and one giant segment gains nothing unless joining helps (e.g. a
+sentence that says "It" needs its predecessor). An unsupported segment earns exactly the
+threshold, so the DP itself decides where support ends. The small split penalty breaks ties
+toward fewer, longer segments.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+Scorer = Callable[[list[tuple[str, str]]], list[float]]
+
+
+@dataclass
+class Reference:
+    chunk: int  # index into the chunks given to the matcher
+    score: float
+
+
+@dataclass
+class Segment:
+    start: int  # first sentence index
+    end: int  # last sentence index, inclusive
+    score: float  # best calibrated score over the chunks (0 when there are none)
+    supported: bool
+    references: list[Reference] = field(default_factory=list)  # best first; empty if unsupported
+
+    @property
+    def sentences(self) -> list[int]:
+        return [self.start, self.end]
+
+
+def match_references(
+    sentences: list[str],
+    chunks: list[str],
+    score: Scorer,
+    threshold: float,
+    max_span: int,
+    margin: float = 0.05,
+    split_penalty: float = 0.01,
+) -> list[Segment]:
+    """Partition `sentences` into segments and attach supporting chunks (see module docstring)."""
+    n = len(sentences)
+    if n == 0:
+        return []
+    max_span = max(1, max_span)
+    spans = [(i, j) for i in range(n) for j in range(i, min(n, i + max_span))]
+    text = {span: " ".join(sentences[span[0] : span[1] + 1]) for span in spans}
+    pairs = list(dict.fromkeys((text[span], chunk) for span in spans for chunk in chunks))
+    lookup = dict(zip(pairs, score(pairs))) if pairs else {}
+    chunk_scores = {span: [lookup[(text[span], c)] for c in chunks] for span in spans}
+    best = {span: max(scores, default=0.0) for span, scores in chunk_scores.items()}
+
+    # value[j]: best objective over sentences[:j]; back[j]: start of the last segment.
+    value = [0.0] + [float("-inf")] * n
+    back = [0] * (n + 1)
+    for j in range(1, n + 1):
+        # Shortest last segment first: on ties, earlier segments come out longer.
+        for i in range(j - 1, max(0, j - max_span) - 1, -1):
+            length = j - i
+            candidate = value[i] + length * max(best[(i, j - 1)], threshold) - split_penalty
+            if candidate > value[j] + 1e-12:
+                value[j], back[j] = candidate, i
+
+    segments: list[Segment] = []
+    j = n
+    while j > 0:
+        i = back[j]
+        span = (i, j - 1)
+        top = best[span]
+        supported = bool(chunks) and top >= threshold
+        references = []
+        if supported:
+            references = sorted(
+                (
+                    Reference(k, s)
+                    for k, s in enumerate(chunk_scores[span])
+                    if s >= threshold and s >= top - margin
+                ),
+                key=lambda r: (-r.score, r.chunk),
+            )
+        segments.append(Segment(i, j - 1, top, supported, references))
+        j = i
+    return segments[::-1]
+
+
+# ------------------------------------------------------------------------------ sentences
+
+_ABBREVIATIONS = {
+    "e.g", "i.e", "etc", "vs", "cf", "al", "approx", "fig", "figs", "no", "nos", "vol", "pp",
+    "p", "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "inc", "ltd", "co", "corp", "dept",
+    "est", "min", "max", "ca", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+    "oct", "nov", "dec", "eq", "sec", "ch", "ref", "resp", "u.s", "u.k", "a.m", "p.m",
+}
+# A sentence end: terminal punctuation, closing quotes/brackets, then any citation markers.
+_END = re.compile(r"[.!?。！？]+[\"'”’)\]]*(?:\s*\[\d+(?:\s*[,;-]\s*\d+)*\])*(?=\s|$)")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•·]|\d+[.)]|[a-zA-Z][.)])\s+")
+_WORD_BEFORE = re.compile(r"(?:^|\s)([\w.]+)$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split English or Korean text into sentences.
+
+    Keeps citation markers like `[2]` with the sentence they close, does not split after
+    abbreviations, initials or inside decimals, and treats list items and lines as boundaries.
+    """
+    sentences: list[str] = []
+    for line in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•·]|\d+[.)])\s)", text):
+        for part in line.split("\n") if _LIST_ITEM.match(line) else [line.replace("\n", " ")]:
+            sentences.extend(_split_line(part))
+    return [s for s in sentences if s]
+
+
+def _split_line(line: str) -> list[str]:
+    line = re.sub(r"\s+", " ", line).strip()
+    out, start = [], 0
+    for match in _END.finditer(line):
+        end = match.end()
+        if end >= len(line):
+            break
+        if match.group().startswith(".") and not match.group().startswith(".."):
+            word = _WORD_BEFORE.search(line[start : match.start()])
+            token = word.group(1) if word else ""
+            if token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isupper()):
+                continue
+        following = line[end:].lstrip()
+        if following[:1].islower():  # "e.g. the", "3 p.m. and": not a new sentence
+            continue
+        out.append(line[start:end].strip())
+        start = end
+    out.append(line[start:].strip())
+    return out

@@ -1,0 +1,88 @@
+"""Relevance scorers: (query-like text, passage) pairs -> calibrated scores in [0, 1].
+
+The reranker and the reference matcher share one scorer, so a threshold means the same thing in
+both. Until `ragqa train reranker` has produced a cross-encoder, the bi-encoder's cosine plays
+its role, mapped through a logistic so that its narrow cosine band spreads over [0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from llama_index.core.embeddings import BaseEmbedding
+
+from rag.settings import Settings
+
+Pair = tuple[str, str]
+
+
+class BiEncoderScorer:
+    """Cosine of e5 query and passage embeddings, calibrated; embeddings cached by text."""
+
+    kind = "bi-encoder"
+
+    def __init__(self, embedding: BaseEmbedding, center: float, scale: float, cache_size: int = 4096):
+        self.embedding = embedding
+        self.center = center
+        self.scale = scale
+        self._cache: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+
+    def calibrate(self, cosine: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(cosine - self.center) / self.scale))
+
+    def embed(self, texts: Sequence[str], query: bool) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if (query, t) not in self._cache))
+        if missing:
+            if query:
+                vectors = [self.embedding.get_query_embedding(t) for t in missing]
+            else:
+                vectors = self.embedding.get_text_embedding_batch(missing)
+            for text, vector in zip(missing, vectors):
+                self._cache[(query, text)] = np.asarray(vector, dtype=np.float32)
+        for text in texts:
+            self._cache.move_to_end((query, text))
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return np.stack([self._cache[(query, t)] for t in texts]) if texts else np.zeros((0, 1))
+
+    def remember(self, text: str, vector: Sequence[float]) -> None:
+        """Reuse a passage vector the store already holds instead of embedding it again."""
+        self._cache[(False, text)] = np.asarray(vector, dtype=np.float32)
+
+    def __call__(self, pairs: Sequence[Pair]) -> list[float]:
+        if not pairs:
+            return []
+        queries = self.embed([a for a, _ in pairs], query=True)
+        passages = self.embed([b for _, b in pairs], query=False)
+        cosine = np.einsum("ij,ij->i", queries, passages)
+        return self.calibrate(cosine).tolist()
+
+
+class CrossEncoderScorer:
+    """A fine-tuned sentence-transformers CrossEncoder; its sigmoid output is already in [0, 1]."""
+
+    kind = "cross-encoder"
+
+    def __init__(self, path: Path, batch_size: int = 32):
+        from sentence_transformers import CrossEncoder
+
+        self.model = CrossEncoder(str(path), device="cpu")
+        self.batch_size = batch_size
+
+    def __call__(self, pairs: Sequence[Pair]) -> list[float]:
+        if not pairs:
+            return []
+        scores = self.model.predict(list(pairs), batch_size=self.batch_size, show_progress_bar=False)
+        return [float(s) if 0.0 <= s <= 1.0 else 1.0 / (1.0 + math.exp(-s)) for s in scores]
+
+
+def build_scorer(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer | CrossEncoderScorer:
+    path = settings.scoring.reranker_path
+    if path and Path(path).exists():
+        return CrossEncoderScorer(Path(path))
+    return BiEncoderScorer(embedding, settings.scoring.cosine_center, settings.scoring.cosine_scale)

@@ -1,0 +1,159 @@
+"""Typed settings: `ragqa.toml`, overridden by `RAGQA_<SECTION>__<KEY>` environment variables.
+
+A fork for a new document set edits only its TOML. Relative paths in the settings are taken
+relative to the folder of the config file, so a config works from any working directory.
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = REPO_ROOT / "ragqa.toml"
+_config_file: ContextVar[Path] = ContextVar("ragqa_config_file", default=DEFAULT_CONFIG)
+
+
+class LLMSettings(BaseModel):
+    backend: Literal["llamacpp", "vllm"] = Field(
+        "llamacpp", description="llamacpp: embedded GGUF; vllm: an OpenAI-compatible server."
+    )
+    model_path: str = Field("", description="GGUF file; empty means the prepared Qwen GGUF.")
+    n_ctx: int = Field(4096, description="Context window in tokens.")
+    n_threads: int = Field(0, description="llama.cpp threads; 0 means all cores.")
+    max_new_tokens: int = 256
+    temperature: float = 0.1
+    api_base: str = Field("http://127.0.0.1:8000/v1", description="vLLM OpenAI-compatible URL.")
+    model: str = Field("Qwen/Qwen2.5-7B-Instruct", description="Model name the server serves.")
+    api_key: str = "EMPTY"
+    timeout_s: float = 300.0
+    max_retries: int = 2
+
+
+class EmbeddingSettings(BaseModel):
+    model_path: str = Field("", description="sentence-transformers folder; empty means prepared e5.")
+    query_prefix: str = "query: "
+    passage_prefix: str = "passage: "
+    batch_size: int = 16
+
+
+class StoreSettings(BaseModel):
+    collection: str = "ragqa"
+    chroma_url: str = Field("", description="http://host:port of a Chroma server; empty: on disk.")
+
+
+class ChunkingSettings(BaseModel):
+    chunk_size: int = Field(900, description="Upper bound of a chunk in characters.")
+    chunk_overlap: int = Field(150, description="Characters shared by consecutive split chunks.")
+    header: bool = Field(True, description="Prefix the document header to every chunk (Ver.1).")
+    header_fields: list[str] = Field(
+        default_factory=lambda: ["Title"], description="Front-matter keys shown in the header."
+    )
+
+
+class RetrievalSettings(BaseModel):
+    top_n: int = Field(10, description="Chunks retrieved before reranking.")
+    top_k: int = Field(5, description="Chunks kept after reranking and given to the LLM.")
+    min_score: float = Field(
+        0.5, description="Calibrated score under which the best chunk cannot ground an answer."
+    )
+
+
+class ScoringSettings(BaseModel):
+    """Bi-encoder cosines of e5 crowd into [0.7, 0.95]; a logistic maps them onto [0, 1]."""
+
+    reranker_path: str = Field("", description="Fine-tuned CrossEncoder folder; empty: bi-encoder.")
+    cosine_center: float = Field(0.84, description="Cosine that maps to a score of 0.5.")
+    cosine_scale: float = Field(0.025, description="Cosine distance per logit unit.")
+
+
+class ReferenceSettings(BaseModel):
+    threshold: float = Field(0.5, description="Calibrated score under which a segment is unsupported.")
+    max_span: int = Field(3, description="Most sentences one segment may join.")
+    margin: float = Field(0.05, description="Other chunks within this of the best are cited too.")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RAGQA_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    storage_dir: Path = Field(Path("storage"), description="Root of all run-time state.")
+    models_dir: Path = Field(Path(""), description="Prepared models; empty: storage_dir/models.")
+    prompt_file: Path = Field(Path("prompts/answer.txt"), description="The generation prompt.")
+    refusal: str = "I cannot answer this from the documents."
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+    references: ReferenceSettings = Field(default_factory=ReferenceSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, _config_file.get()))
+
+    def model_post_init(self, __context: object) -> None:
+        base = _config_file.get().resolve().parent
+        self.storage_dir = (base / self.storage_dir).resolve()
+        self.models_dir = (base / self.models_dir).resolve() if str(self.models_dir) not in ("", ".") else self.storage_dir / "models"
+        self.prompt_file = (base / self.prompt_file).resolve()
+
+    # Run-time state lives under storage_dir so one variable moves all of it.
+    @property
+    def chroma_dir(self) -> Path:
+        return self.storage_dir / "chroma"
+
+    @property
+    def docstore_dir(self) -> Path:
+        return self.storage_dir / "docstore"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.storage_dir / "reports"
+
+    @property
+    def gguf_path(self) -> Path:
+        return Path(self.llm.model_path) if self.llm.model_path else self.models_dir / GGUF_NAME
+
+    @property
+    def embedding_path(self) -> Path:
+        return (
+            Path(self.embedding.model_path)
+            if self.embedding.model_path
+            else self.models_dir / EMBEDDING_NAME
+        )
+
+
+GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+EMBEDDING_NAME = "multilingual-e5-small"
+
+
+def load_settings(config: Path | str | None = None) -> Settings:
+    """Read `config` (or $RAGQA_CONFIG, or the repo's ragqa.toml) with env overrides applied."""
+    path = Path(config or os.environ.get("RAGQA_CONFIG") or DEFAULT_CONFIG)
+    if not path.is_file():
+        raise FileNotFoundError(f"config file not found: {path}")
+    token = _config_file.set(path)
+    try:
+        return Settings()
+    finally:
+        _config_file.reset(token)

@@ -1,0 +1,46 @@
+"""The vector store: Chroma on disk by default, a Chroma server when `store.chroma_url` is set."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import chromadb
+from chromadb.config import Settings as ChromaSettings
+from llama_index.vector_stores.chroma import ChromaVectorStore
+
+from rag.settings import Settings
+
+
+def chroma_client(settings: Settings) -> chromadb.ClientAPI:
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    url = settings.store.chroma_url
+    if url:
+        parsed = urlparse(url)
+        return chromadb.HttpClient(
+            host=parsed.hostname or "127.0.0.1",
+            port=parsed.port or 8000,
+            ssl=parsed.scheme == "https",
+            settings=chroma_settings,
+        )
+    settings.chroma_dir.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(settings.chroma_dir), settings=chroma_settings)
+
+
+def collection(settings: Settings, client: chromadb.ClientAPI | None = None):
+    """Our collection. No embedding function: we always pass our own vectors, and Chroma's
+    default one would try to download an ONNX model."""
+    client = client or chroma_client(settings)
+    return client.get_or_create_collection(
+        settings.store.collection, embedding_function=None, metadata={"hnsw:space": "cosine"}
+    )
+
+
+def vector_store(settings: Settings) -> ChromaVectorStore:
+    return ChromaVectorStore(chroma_collection=collection(settings))
+
+
+def reset(settings: Settings) -> None:
+    """Drop the collection (used by `ragqa ingest --reset`)."""
+    client = chroma_client(settings)
+    if settings.store.collection in [c.name if hasattr(c, "name") else c for c in client.list_collections()]:
+        client.delete_collection(settings.store.collection)

@@ -1,0 +1,66 @@
+"""Shared fixtures: the prepared models (shared), a fresh store per test module, one LLM."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+import rag  # noqa: F401  (offline environment first)
+from rag.prepare import prepare_models
+from rag.settings import Settings, load_settings
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BATTERY_Q = "What peak cell temperature was reached in the nail penetration test of the Orion pack?"
+UNRELATED_Q = "Who won the football world cup in 1954?"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def base_settings() -> Settings:
+    """Settings of the repo's ragqa.toml with the models prepared (idempotent)."""
+    settings = load_settings()
+    prepare_models(settings)
+    return settings
+
+
+def fresh_settings(base: Settings, storage: Path, **sections) -> Settings:
+    """A copy of `base` whose run-time state lives in `storage`; models stay shared."""
+    settings = base.model_copy(deep=True)
+    settings.storage_dir = storage
+    for section, values in sections.items():
+        setattr(settings, section, getattr(settings, section).model_copy(update=values))
+    return settings
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus")
+    for name in ("battery.md", "cafeteria.md"):
+        shutil.copy(FIXTURES / name, folder / name)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def indexed(base_settings, corpus, tmp_path_factory) -> Settings:
+    """The two fixture documents ingested into a fresh on-disk Chroma store."""
+    from ingestion.pipeline import ingest
+
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("storage"))
+    report = ingest([corpus], settings, progress=False)
+    assert report.indexed == 2 and not report.failed
+    return settings
+
+
+@pytest.fixture(scope="session")
+def pipeline(indexed):
+    from rag.pipeline import RagPipeline
+
+    return RagPipeline(indexed)

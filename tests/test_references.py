@@ -1,0 +1,108 @@
+"""The DP reference matcher on hand-made score matrices, and the sentence segmenter."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.references import match_references, split_sentences
+
+
+def table_scorer(table: dict[str, list[float]], chunks: list[str], calls: list | None = None):
+    """Score (segment, chunk) from a table keyed by segment text; unknown segments score 0."""
+
+    def score(pairs):
+        if calls is not None:
+            calls.append(len(pairs))
+        return [table.get(seg, [0.0] * len(chunks))[chunks.index(chunk)] for seg, chunk in pairs]
+
+    return score
+
+
+CHUNKS = ["c0", "c1", "c2"]
+
+
+def spans(segments):
+    return [(s.start, s.end, s.supported, [r.chunk for r in s.references]) for s in segments]
+
+
+def test_known_optimum_joins_only_when_joining_helps():
+    table = {
+        "A": [0.9, 0.1, 0.1],
+        "B": [0.3, 0.2, 0.1],  # alone unsupported ("It was 35 km/h.")
+        "A B": [0.8, 0.1, 0.1],  # with its antecedent well supported
+        "C": [0.1, 0.1, 0.95],
+        "B C": [0.2, 0.1, 0.6],
+        "A B C": [0.5, 0.1, 0.5],
+    }
+    segments = match_references(["A", "B", "C"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 3, margin=0.0)
+    # A B joined: 2*0.8 = 1.6 beats 0.9 + max(0.3, 0.5) = 1.4; C alone on c2.
+    assert spans(segments) == [(0, 1, True, [0]), (2, 2, True, [2])]
+
+
+def test_does_not_merge_into_one_giant_segment_or_split_needlessly():
+    table = {"A": [0.9, 0, 0], "B": [0, 0.9, 0], "A B": [0.5, 0.5, 0]}
+    segments = match_references(["A", "B"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 2)
+    assert spans(segments) == [(0, 0, True, [0]), (1, 1, True, [1])]
+    tie = {"A": [0.9, 0, 0], "B": [0.9, 0, 0], "A B": [0.9, 0, 0]}
+    segments = match_references(["A", "B"], CHUNKS, table_scorer(tie, CHUNKS), 0.5, 2)
+    assert spans(segments) == [(0, 1, True, [0])]  # equal support: fewer segments
+
+
+def test_threshold_marks_unsupported_and_moves_with_threshold():
+    table = {"A": [0.9, 0, 0], "B": [0.45, 0.4, 0], "A B": [0.6, 0, 0]}
+    low = match_references(["A", "B"], CHUNKS, table_scorer(table, CHUNKS), 0.4, 1)
+    high = match_references(["A", "B"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 1)
+    assert spans(low) == [(0, 0, True, [0]), (1, 1, True, [0, 1])]  # 0.40 within margin of 0.45
+    assert spans(high) == [(0, 0, True, [0]), (1, 1, False, [])]
+    assert high[1].score == pytest.approx(0.45)
+
+
+def test_margin_gives_several_references_best_first():
+    table = {"A": [0.7, 0.9, 0.88]}
+    segments = match_references(["A"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 1, margin=0.05)
+    assert [r.chunk for r in segments[0].references] == [1, 2]
+    assert segments[0].sentences == [0, 0]
+
+
+def test_max_span_bounds_segments_and_one_batched_call():
+    sentences = ["s0", "s1", "s2", "s3", "s4"]
+    table = {" ".join(sentences[i : j + 1]): [0.9, 0, 0] for i in range(5) for j in range(i, 5)}
+    calls: list[int] = []
+    segments = match_references(sentences, CHUNKS, table_scorer(table, CHUNKS, calls), 0.5, 2)
+    assert all(s.end - s.start + 1 <= 2 for s in segments)
+    assert [s.start for s in segments] == [0, 2, 4]
+    assert calls == [(5 + 4) * 3]  # every span up to 2 sentences x every chunk, in one call
+
+
+def test_empty_answer_one_sentence_and_no_chunks():
+    assert match_references([], CHUNKS, table_scorer({}, CHUNKS), 0.5, 3) == []
+    one = match_references(["A"], CHUNKS, table_scorer({"A": [0.2, 0.7, 0.1]}, CHUNKS), 0.5, 3)
+    assert spans(one) == [(0, 0, True, [1])]
+    none = match_references(["A", "B"], [], table_scorer({}, []), 0.5, 3)
+    assert [s.supported for s in none] == [False] and none[0].references == []
+
+
+def test_duplicate_pairs_scored_once():
+    calls: list[int] = []
+    table = {"X": [0.9, 0.9, 0.9], "X X": [0.9, 0.9, 0.9]}
+    match_references(["X", "X"], ["c", "c", "c"], table_scorer(table, ["c", "c", "c"], calls), 0.5, 2)
+    assert calls == [2]  # ("X", "c") and ("X X", "c")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The car hit the barrier at 56 km/h. The HIC15 was 412 [1]. Limits were met.",
+         ["The car hit the barrier at 56 km/h.", "The HIC15 was 412 [1].", "Limits were met."]),
+        ("Deflection was 31.5 mm, e.g. below the limit. Dr. Park agreed. [2] Next step follows.",
+         ["Deflection was 31.5 mm, e.g. below the limit.", "Dr. Park agreed. [2]", "Next step follows."]),
+        ("Results:\n- HIC was 412.\n- Chest was 31 mm.\n\nAll passed!",
+         ["Results:", "- HIC was 412.", "- Chest was 31 mm.", "All passed!"]),
+        ("충돌 시험은 56 km/h에서 수행되었다. 결과는 양호했다 [1]. 추가 시험은 없다.",
+         ["충돌 시험은 56 km/h에서 수행되었다.", "결과는 양호했다 [1].", "추가 시험은 없다."]),
+        ("Is it safe? Yes. See Fig. 3 for details.", ["Is it safe?", "Yes.", "See Fig. 3 for details."]),
+        ("", []),
+    ],
+)
+def test_split_sentences(text, expected):
+    assert split_sentences(text) == expected

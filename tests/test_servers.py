@@ -1,0 +1,83 @@
+"""The production paths against real servers on loopback: an OpenAI-compatible LLM server
+(llama.cpp's, which speaks vLLM's protocol) and a Chroma server."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from conftest import BATTERY_Q, free_port, fresh_settings
+
+from ingestion.pipeline import ingest
+from rag.pipeline import RagPipeline
+
+pytestmark = pytest.mark.slow
+
+
+@contextmanager
+def server(command: list[str], health_url: str, log: Path, timeout: float = 180):
+    """Run a server until the block ends; its output goes to `log` (a pipe would fill and block)."""
+    with log.open("w") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{command[0]} exited: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(health_url, timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{health_url} did not answer in {timeout} s") from None
+                time.sleep(1)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def test_vllm_backend_against_openai_compatible_server(indexed, tmp_path):
+    port = free_port()
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(indexed.gguf_path),
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
+        "--model_alias", "qwen2.5-coder-1.5b-instruct", "--chat_format", "chatml",
+    ]
+    with server(command, f"http://127.0.0.1:{port}/v1/models", tmp_path / "llm-server.log"):
+        settings = fresh_settings(
+            indexed, indexed.storage_dir,
+            llm={"backend": "vllm", "api_base": f"http://127.0.0.1:{port}/v1",
+                 "model": "qwen2.5-coder-1.5b-instruct", "timeout_s": 300},
+        )
+        pipeline = RagPipeline(settings)
+        assert type(pipeline.llm).__name__ == "OpenAILike"
+        answer = pipeline.answer(BATTERY_Q).to_dict()
+    assert answer["answerable"] is True and "61" in answer["answer"]
+    assert any(r["doc"] == "battery.md" for s in answer["segments"] for r in s["references"])
+
+
+def test_chroma_http_client(base_settings, corpus, tmp_path, pipeline):
+    chroma = shutil.which("chroma", path=str(Path(sys.executable).parent))
+    assert chroma, "the chroma CLI comes with chromadb"
+    port = free_port()
+    command = [chroma, "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1", "--port", str(port)]
+    with server(command, f"http://127.0.0.1:{port}/api/v2/heartbeat", tmp_path / "chroma-server.log"):
+        settings = fresh_settings(
+            base_settings, tmp_path / "storage", store={"chroma_url": f"http://127.0.0.1:{port}"}
+        )
+        report = ingest([corpus], settings, progress=False)
+        assert report.indexed == 2
+        assert not (settings.storage_dir / "chroma").exists()  # the server holds the vectors
+        answer = RagPipeline(settings, llm=pipeline.llm).answer(BATTERY_Q).to_dict()
+    assert answer["answerable"] is True
+    assert answer["sources"][0]["doc"] == "battery.md"

@@ -1,0 +1,1 @@
+"""Domain adaptation: fine-tuning the reranker and retriever (a later issue)."""
