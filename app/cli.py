@@ -46,6 +46,9 @@ def models(config: ConfigOption = None) -> None:
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders to add or update.")],
     reset: Annotated[bool, typer.Option("--reset", help="Empty the store first.")] = False,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Remove indexed documents not found under PATHS.")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Add or update documents; prints a report. Exit code 1 when any file failed."""
@@ -56,7 +59,7 @@ def ingest(
     if missing:
         typer.secho(f"error: no such file or folder: {', '.join(missing)}", fg="red", err=True)
         raise typer.Exit(2)
-    report = run_ingest(paths, settings, reset=reset)
+    report = run_ingest(paths, settings, reset=reset, prune=prune)
     typer.echo(report.summary())
     raise typer.Exit(1 if report.failed else 0)
 

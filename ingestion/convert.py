@@ -1,36 +1,435 @@
-"""Files -> LlamaIndex Documents, with the reason when a file cannot be read.
+"""Files -> `ConvertedDocument`: Markdown blocks, each with its location (page or slide, section
+path, table id, character offsets), or a `DocumentLoadError` that says why not.
 
-This first version reads Markdown and plain text; Docling conversion of the other formats
-plugs in here.
+Docling converts every format it supports (PDF, DOCX, PPTX, HTML, Markdown, CSV, XLSX). Its
+layout models cannot be downloaded here, so PDFs go through Docling's model-free native
+pipeline (text lines with page provenance) and we rebuild paragraphs and, from the PDF outline,
+headings; with `ingest.docling_artifacts_path` set, Docling's standard layout pipeline runs
+instead. PDF strategies (the PDF-extraction study: plain text maximises evidence recall,
+structure plus page anchors maximise traceability):
+
+- `text`: the text layer of each page (pypdfium2), no structure;
+- `layout`: native text lines grouped into paragraphs per page, in reading order;
+- `markdown`: Docling structure (outline headings, paragraphs, tables), no page anchors;
+- `anchored`: Docling structure with page anchors (the default).
+
+JSON and plain text are read here; Docling has no reader for arbitrary JSON.
 """
 
 from __future__ import annotations
 
+import io
+import json
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from llama_index.core import Document
+from ingestion.headers import front_matter
+from rag.settings import IngestSettings
 
-SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt"}
-MAX_BYTES = 50 * 1024 * 1024
+DOCLING_SUFFIXES = {
+    ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx", ".html": "html", ".htm": "html",
+    ".md": "md", ".markdown": "md", ".csv": "csv", ".xlsx": "xlsx",
+}
+OWN_SUFFIXES = {".txt": "txt", ".json": "json"}
+SUPPORTED_SUFFIXES = set(DOCLING_SUFFIXES) | set(OWN_SUFFIXES)
+TEXT_FORMATS = {"md", "csv", "txt", "json", "html"}
 
 
 class DocumentLoadError(ValueError):
-    """The file cannot be ingested; the message says why."""
+    """The file cannot be ingested; the message says why, in one line."""
 
 
-def load_document(path: Path, doc_id: str) -> Document:
+@dataclass
+class Block:
+    text: str
+    kind: str = "text"  # title | heading | text | list | table
+    page: int | None = None
+    slide: int | None = None
+    section: tuple[str, ...] = ()
+    table_id: str | None = None
+    start: int = 0  # offsets into ConvertedDocument.markdown
+    end: int = 0
+
+
+@dataclass
+class ConvertedDocument:
+    doc_id: str
+    format: str
+    blocks: list[Block]
+    fields: dict[str, Any] = field(default_factory=dict)  # front matter or file metadata
+    markdown: str = ""
+
+    def __post_init__(self) -> None:
+        self.blocks = [b for b in self.blocks if b.text.strip()]
+        parts, offset = [], 0
+        for block in self.blocks:
+            block.start, block.end = offset, offset + len(block.text)
+            parts.append(block.text)
+            offset = block.end + 2
+        self.markdown = "\n\n".join(parts)
+
+    @property
+    def first_page_text(self) -> str:
+        """Text of the first page or slide (the whole text if it has none), for header regexes."""
+        first = [b.text for b in self.blocks if (b.page or b.slide or 1) == 1]
+        return "\n".join(first)
+
+
+def convert(path: Path, doc_id: str, cfg: IngestSettings) -> ConvertedDocument:
+    """Convert one file; raises DocumentLoadError with the reason when it cannot."""
+    suffix = path.suffix.lower()
+    fmt = DOCLING_SUFFIXES.get(suffix) or OWN_SUFFIXES.get(suffix)
+    if fmt is None:
+        raise DocumentLoadError(f"unsupported file type '{path.suffix or path.name}'")
     size = path.stat().st_size
     if size == 0:
         raise DocumentLoadError("the file is empty")
-    if size > MAX_BYTES:
-        raise DocumentLoadError(f"the file is {size:,} bytes, over the {MAX_BYTES:,} byte limit")
-    raw = path.read_bytes()
+    if size > cfg.max_file_mb * 1024 * 1024:
+        raise DocumentLoadError(f"the file is {size / 2**20:.1f} MB, over the {cfg.max_file_mb} MB limit")
+    if fmt == "pdf":
+        document = _pdf(path, doc_id, cfg)
+    elif fmt in ("txt", "json"):
+        text = decode(path.read_bytes())
+        document = _json(text, doc_id) if fmt == "json" else _plain(text, doc_id)
+    else:
+        document = _docling_other(path, doc_id, fmt)
+    if not document.blocks:
+        raise DocumentLoadError("no text could be extracted")
+    return document
+
+
+def decode(raw: bytes) -> str:
+    """UTF-8 (with or without BOM) or UTF-16 with BOM; anything else is refused with a hint,
+    because a guessed encoding would index garbled text without anyone noticing."""
     try:
-        text = raw.decode("utf-8-sig")
+        text = raw.decode("utf-16" if raw.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig")
     except UnicodeDecodeError as error:
-        raise DocumentLoadError(f"not UTF-8 text (byte {error.start}): convert it to UTF-8") from error
+        from charset_normalizer import from_bytes
+
+        guess = from_bytes(raw[:65536]).best()
+        hint = f" (looks like {guess.encoding})" if guess else ""
+        raise DocumentLoadError(
+            f"not UTF-8 text{hint}, invalid byte at offset {error.start}: save it as UTF-8"
+        ) from error
     if "\x00" in text:
         raise DocumentLoadError("binary content in a text file")
-    if not text.strip():
-        raise DocumentLoadError("the file has no text")
-    return Document(id_=doc_id, text=text, metadata={"doc": doc_id})
+    return text
+
+
+# ------------------------------------------------------------------------ own readers
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
+def _plain(text: str, doc_id: str) -> ConvertedDocument:
+    return ConvertedDocument(doc_id, "txt", [Block(p) for p in _paragraphs(text)])
+
+
+def _json(text: str, doc_id: str) -> ConvertedDocument:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise DocumentLoadError(f"invalid JSON at line {error.lineno}: {error.msg}") from error
+    blocks: list[Block] = []
+    if isinstance(data, list) and data and all(isinstance(row, dict) for row in data):
+        blocks.append(Block(_records_table(data), "table", table_id="#/json"))
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+                blocks.append(Block(_records_table(value), "table", section=(str(key),), table_id=f"#/{key}"))
+            else:
+                lines = [f"{path}: {leaf}" for path, leaf in _flatten(value, str(key))]
+                blocks.append(Block("\n".join(lines), section=(str(key),)))
+    else:
+        blocks.append(Block("\n".join(f"{p}: {v}" for p, v in _flatten(data, "$"))))
+    return ConvertedDocument(doc_id, "json", blocks)
+
+
+def _flatten(value: Any, path: str):
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _flatten(inner, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _flatten(inner, f"{path}[{index}]")
+    else:
+        yield path, value
+
+
+def _records_table(rows: list[dict]) -> str:
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    def cell(value: Any) -> str:
+        return str(value if not isinstance(value, (dict, list)) else json.dumps(value, ensure_ascii=False)).replace("|", "\\|")
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(row.get(c, "")) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- docling
+
+
+def compact_table(markdown: str) -> str:
+    """Docling pads table cells to equal width; the padding costs characters, not meaning."""
+    lines = []
+    for line in markdown.splitlines():
+        line = re.sub(r" {2,}", " ", line)
+        lines.append(re.sub(r"-{3,}", "---", line))
+    return "\n".join(lines)
+
+
+def _docling_other(path: Path, doc_id: str, fmt: str) -> ConvertedDocument:
+    from docling.datamodel.base_models import DocumentStream
+
+    fields: dict[str, Any] = {}
+    source: Any = path
+    if fmt in TEXT_FORMATS:
+        text = decode(path.read_bytes())
+        if fmt == "md":
+            fields, text = front_matter(text)
+        source = DocumentStream(name=path.name, stream=io.BytesIO(text.encode("utf-8")))
+    document = _run_docling(source, path, fmt, None)
+    sheet_names = _sheet_names(path) if fmt == "xlsx" else []
+    blocks = docling_blocks(document, fmt, sheet_names)
+    return ConvertedDocument(doc_id, fmt, blocks, fields)
+
+
+def _sheet_names(path: Path) -> list[str]:
+    import openpyxl
+
+    workbook = openpyxl.load_workbook(path, read_only=True)
+    try:
+        return list(workbook.sheetnames)
+    finally:
+        workbook.close()
+
+
+def _run_docling(source: Any, path: Path, fmt: str, artifacts_path: str | None):
+    from docling.datamodel.base_models import ConversionStatus
+
+    try:
+        result = _converter(fmt, artifacts_path).convert(source, raises_on_error=False)
+    except Exception as error:  # Docling raises many types for broken files
+        raise DocumentLoadError(f"corrupt or unreadable {fmt.upper()} ({type(error).__name__}: {error})") from error
+    if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
+        detail = "; ".join(e.error_message for e in result.errors)[:200] or result.status.value
+        raise DocumentLoadError(f"corrupt or unreadable {fmt.upper()} ({detail})")
+    return result.document
+
+
+_CONVERTERS: dict[tuple[str, str | None], Any] = {}
+
+
+def _converter(fmt: str, artifacts_path: str | None):
+    """One Docling converter per (format, artifacts) pair: building one loads backends."""
+    key = (fmt, artifacts_path)
+    if key not in _CONVERTERS:
+        from docling.document_converter import DocumentConverter, PdfFormatOption
+        from docling.datamodel.base_models import InputFormat
+
+        options = {}
+        if fmt == "pdf":
+            if artifacts_path:
+                from docling.datamodel.pipeline_options import PdfPipelineOptions
+
+                pdf_options = PdfPipelineOptions(artifacts_path=artifacts_path, do_ocr=False)
+                options[InputFormat.PDF] = PdfFormatOption(pipeline_options=pdf_options)
+            else:
+                from docling.datamodel.pipeline_options import NativePdfPipelineOptions
+                from docling.pipeline.native_pdf_pipeline import NativePdfPipeline
+
+                options[InputFormat.PDF] = PdfFormatOption(
+                    pipeline_cls=NativePdfPipeline, pipeline_options=NativePdfPipelineOptions()
+                )
+        _CONVERTERS[key] = DocumentConverter(format_options=options)
+    return _CONVERTERS[key]
+
+
+def docling_blocks(document, fmt: str, sheet_names: list[str] = ()) -> list[Block]:
+    """Walk a DoclingDocument in reading order, keeping the section path and locations."""
+    from docling_core.types.doc import ListItem, SectionHeaderItem, TableItem, TextItem, TitleItem
+
+    blocks: list[Block] = []
+    path: list[str] = []
+    for item, _level in document.iterate_items():
+        prov = getattr(item, "prov", None) or []
+        number = prov[0].page_no if prov else None
+        location = {"slide": number} if fmt == "pptx" else {"page": number if fmt == "pdf" else None}
+        if fmt == "xlsx" and number and number <= len(sheet_names):
+            path = [sheet_names[number - 1]]
+        if fmt == "pptx" and number and (not blocks or blocks[-1].slide != number):
+            path = []  # a slide's title starts its own section
+        if isinstance(item, TitleItem) or (isinstance(item, SectionHeaderItem) and fmt == "pptx"):
+            path = [item.text]
+            blocks.append(Block(f"# {item.text}", "title", section=tuple(path), **location))
+        elif isinstance(item, SectionHeaderItem):
+            depth = max(1, item.level)
+            title_offset = 1 if blocks and blocks[0].kind == "title" else 0
+            path = path[: depth - 1 + title_offset] + [item.text]
+            blocks.append(Block(f"{'#' * (depth + 1)} {item.text}", "heading", section=tuple(path), **location))
+        elif isinstance(item, TableItem):
+            table = compact_table(item.export_to_markdown(document))
+            blocks.append(Block(table, "table", section=tuple(path), table_id=item.self_ref, **location))
+        elif isinstance(item, ListItem):
+            blocks.append(Block(f"- {item.text}", "list", section=tuple(path), **location))
+        elif isinstance(item, TextItem):
+            blocks.append(Block(item.text, "text", section=tuple(path), **location))
+    return blocks
+
+
+# -------------------------------------------------------------------------------- PDF
+
+
+def _pdf(path: Path, doc_id: str, cfg: IngestSettings) -> ConvertedDocument:
+    pages, fields = _pdf_text_layer(path)
+    if cfg.pdf_strategy == "text":
+        blocks = [Block(p, page=n) for n, text in enumerate(pages, 1) for p in _paragraphs(text)]
+        return ConvertedDocument(doc_id, "pdf", blocks, fields)
+    document = _run_docling(path, path, "pdf", cfg.docling_artifacts_path or None)
+    if cfg.docling_artifacts_path:  # the layout model gave real structure
+        blocks = docling_blocks(document, "pdf")
+    else:
+        structured = cfg.pdf_strategy != "layout"
+        blocks = _native_paragraphs(document, _pdf_outline(path) if structured else [], structured)
+    if cfg.pdf_strategy == "markdown":
+        for block in blocks:
+            block.page = None
+    return ConvertedDocument(doc_id, "pdf", blocks, fields)
+
+
+def _pdf_text_layer(path: Path) -> tuple[list[str], dict[str, str]]:
+    """Each page's text and the document's metadata (Title, Author, Subject, ...); refuses
+    encrypted, corrupt and image-only PDFs with the reason."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as error:
+        message = str(error)
+        if "password" in message.lower():
+            raise DocumentLoadError("encrypted PDF: a password is needed to read it") from error
+        raise DocumentLoadError(f"corrupt or unreadable PDF ({message})") from error
+    try:
+        fields = {k: v for k, v in pdf.get_metadata_dict(skip_empty=True).items() if k in ("Title", "Author", "Subject")}
+        pages = []
+        for page in pdf:
+            textpage = page.get_textpage()
+            pages.append(textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
+            textpage.close()
+            page.close()
+    finally:
+        pdf.close()
+    if not any(p.strip() for p in pages):
+        raise DocumentLoadError(
+            f"no text layer on any of its {len(pages)} pages (a scan?): OCR is not available offline"
+        )
+    return pages, fields
+
+
+@dataclass
+class _Heading:
+    title: str
+    level: int
+    page: int
+
+
+def _pdf_outline(path: Path) -> list[_Heading]:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        headings = []
+        for bookmark in pdf.get_toc():
+            dest = bookmark.get_dest()
+            index = dest.get_index() if dest is not None else None
+            if index is not None and bookmark.get_title().strip():
+                headings.append(_Heading(" ".join(bookmark.get_title().split()), bookmark.level + 1, index + 1))
+        return headings
+    finally:
+        pdf.close()
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\W+", " ", text).strip().lower()
+
+
+def _unnumbered(text: str) -> str:
+    return re.sub(r"^(?:[a-z]?\d+ )+", "", _norm(text))
+
+
+def _starts_heading(line: str, title: str) -> bool:
+    """The line is the title, or at least half of its start (titles wrap over lines); a
+    section number in front ("1.2", "A.3") is not part of the comparison."""
+    line, title = _unnumbered(line), _unnumbered(title)
+    return bool(line) and title.startswith(line) and len(line) >= min(len(title), max(8, len(title) // 2))
+
+
+def _native_paragraphs(document, outline: list[_Heading], headings: bool = True) -> list[Block]:
+    """Lines from the native pipeline -> paragraphs per page, with headings.
+
+    Headings come from the PDF outline; a PDF without one gets them from font size (a line at
+    least 20% taller than the body text, ranked by size). A paragraph ends where the vertical
+    gap to the next line exceeds most of a line height, or the line height changes.
+    """
+    from docling_core.types.doc import CoordOrigin
+
+    lines = []
+    for item, _level in document.iterate_items():
+        prov = getattr(item, "prov", None)
+        text = getattr(item, "text", "").strip()
+        if not prov or not text:
+            continue
+        page_height = document.pages[prov[0].page_no].size.height
+        box = prov[0].bbox
+        if box.coord_origin == CoordOrigin.BOTTOMLEFT:
+            box = box.to_top_left_origin(page_height)
+        lines.append((prov[0].page_no, box.t, box.b, text))
+    if not lines:
+        return []
+
+    by_page: dict[int, list[_Heading]] = {}
+    for heading in outline:
+        by_page.setdefault(heading.page, []).append(heading)
+    chars_by_height: dict[int, int] = {}
+    for _, top, bottom, text in lines:
+        height = round(max(bottom - top, 1.0))
+        chars_by_height[height] = chars_by_height.get(height, 0) + len(text)
+    body = max(chars_by_height, key=chars_by_height.get)  # the height most text is set in
+    size_levels = {}
+    if headings and not outline:
+        tall = sorted((h for h in chars_by_height if h >= 1.2 * body), reverse=True)[:5]
+        size_levels = {size: level for level, size in enumerate(tall, 1)}
+
+    blocks: list[Block] = []
+    path: list[str] = []
+    current: list[str] = []
+    last = None  # (page, bottom, height) of the previous line
+
+    def flush() -> None:
+        if current:
+            blocks.append(Block(" ".join(current), section=tuple(path), page=last[0]))
+            current.clear()
+
+    for page, top, bottom, text in lines:
+        height = max(bottom - top, 1.0)
+        pending = by_page.get(page, [])
+        heading = next((h for h in pending if _starts_heading(text, h.title)), None)
+        if heading is not None:
+            pending.remove(heading)
+        elif round(height) in size_levels and len(text) < 150:
+            heading = _Heading(text, size_levels[round(height)], page)
+        if heading is not None:
+            flush()
+            path = path[: heading.level - 1] + [heading.title]
+            blocks.append(Block(f"{'#' * min(heading.level + 1, 6)} {heading.title}", "heading", section=tuple(path), page=page))
+            last = (page, bottom, height)
+            continue
+        if last is None or page != last[0] or top - last[1] > 0.8 * height or abs(height - last[2]) > 0.15 * height:
+            flush()
+        current.append(text)
+        last = (page, bottom, height)
+    flush()
+    return blocks

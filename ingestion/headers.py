@@ -1,9 +1,11 @@
 """Document headers: key fields of a document prefixed to every chunk (the paper's Ver.1).
 
-The fields are named in config (`chunking.header_fields`); values come from the Markdown front
-matter, else (for a title) the first heading or the file name. They reach embeddings, BM25, the
-reranker and the LLM through LlamaIndex's metadata templates; ids and paths never reach the
-embedding text. `chunking.header = false` turns the prefix off (Ver.0).
+The fields are named per document set in config (`[headers] fields`). A value comes from the
+first source that has it: Markdown front matter (or the file's own metadata), a named group of
+`filename_pattern`, a regex over the first page or slide; a missing Title falls back to the
+document's first heading, then the file name. The fields reach embeddings, BM25, the reranker and
+the LLM through LlamaIndex's metadata templates; locations and ids never reach the embedding
+text. `enabled = false` turns the prefix off (Ver.0) but keeps the fields as metadata.
 """
 
 from __future__ import annotations
@@ -14,11 +16,9 @@ from pathlib import PurePosixPath
 import yaml
 from llama_index.core import Document
 
-from rag.settings import ChunkingSettings
+from rag.settings import HeaderSettings
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
-_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
-LOCATION_KEYS = ["doc", "section", "page", "slide"]
 
 
 def front_matter(text: str) -> tuple[dict, str]:
@@ -35,27 +35,30 @@ def front_matter(text: str) -> tuple[dict, str]:
     return fields, text[match.end():]
 
 
-def header_fields(document: Document, names: list[str], fields: dict, body: str) -> dict[str, str]:
-    lowered = {str(k).lower(): v for k, v in fields.items()}
+def extract_header(
+    doc_id: str, fields: dict, first_page: str, first_heading: str | None, cfg: HeaderSettings
+) -> dict[str, str]:
+    known = {str(k).lower(): v for k, v in fields.items() if v not in (None, "")}
+    stem = PurePosixPath(doc_id).stem
+    by_filename = {}
+    if cfg.filename_pattern and (match := re.search(cfg.filename_pattern, stem)):
+        by_filename = {k.replace("_", " ").lower(): v for k, v in match.groupdict().items() if v}
     header = {}
-    for name in names:
-        value = lowered.get(name.lower())
-        if value is None and name.lower() == "title":
-            heading = _HEADING.search(body)
-            value = heading.group(1) if heading else PurePosixPath(document.doc_id).stem
+    for name in cfg.fields:
+        key = name.lower()
+        value = known.get(key) or by_filename.get(key)
+        if value is None and name in cfg.patterns and (match := re.search(cfg.patterns[name], first_page)):
+            value = match.group(1)
+        if value is None and key == "title":
+            value = first_heading or stem
         if value is not None:
-            header[name] = str(value)
+            header[name] = " ".join(str(value).split())
     return header
 
 
-def apply_header(document: Document, cfg: ChunkingSettings) -> Document:
-    fields, body = front_matter(document.text)
-    document.set_content(body)
-    header = header_fields(document, cfg.header_fields, fields, body)
+def apply_header(document: Document, header: dict[str, str], cfg: HeaderSettings) -> Document:
+    """Put the header into the document's metadata, visible to the embedding only when enabled."""
     document.metadata.update(header)
-    embedded = list(header) if cfg.header else []
-    document.excluded_embed_metadata_keys = [
-        key for key in [*LOCATION_KEYS, *header] if key not in embedded
-    ]
+    document.excluded_embed_metadata_keys = [] if cfg.enabled else list(header)
     document.excluded_llm_metadata_keys = []
     return document

@@ -1,33 +1,37 @@
-"""Index documents: files -> LlamaIndex Documents -> header-prefixed chunks -> embeddings -> Chroma.
+"""Index documents: files -> converted blocks -> header-prefixed chunks -> embeddings -> Chroma.
 
 The LlamaIndex `IngestionPipeline` with a persisted docstore makes ingestion incremental: an
-unchanged file costs nothing, a changed file replaces its chunks. Chunk ids are stable
-(document hash + position), never random. A file that cannot be read is reported with its
-reason and the others go on; nothing already indexed is touched by a failure.
+unchanged file costs nothing, a changed file replaces exactly its chunks, and `prune` removes
+the chunks of files that are gone. Files are indexed one at a time and the docstore is written
+atomically after each, so a run killed half way leaves a consistent store that the next run
+completes. A file that cannot be read is reported with its reason; the others go on and nothing
+already indexed is touched.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
-from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter
 from llama_index.core.storage.docstore import SimpleDocumentStore
 from tqdm.auto import tqdm
 
-from ingestion.chunking import SectionMetadata, StableIds
-from ingestion.headers import apply_header
-from ingestion.convert import SUPPORTED_SUFFIXES, DocumentLoadError, load_document
+from ingestion.chunking import BlockChunker, LocatedDocument
+from ingestion.convert import DocumentLoadError, convert
+from ingestion.headers import apply_header, extract_header
 from rag.models import build_embedding
 from rag.settings import Settings
 from rag.store import reset as reset_store
 from rag.store import vector_store
 
 DOCSTORE_FILE = "docstore.json"
+Progress = Callable[[int, int, str], None]  # (files done, files in all, current file)
 
 
 @dataclass
@@ -35,14 +39,19 @@ class IngestReport:
     files: int = 0
     indexed: int = 0
     unchanged: int = 0
+    pruned: int = 0
     chunks: int = 0
+    pages: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    convert_seconds: float = 0.0
+    index_seconds: float = 0.0
 
     def summary(self) -> str:
         lines = [
             f"{self.files} files: {self.indexed} indexed ({self.chunks} chunks), "
-            f"{self.unchanged} unchanged, {len(self.failed)} failed, in {self.seconds:.1f} s"
+            f"{self.unchanged} unchanged, {self.pruned} pruned, {len(self.failed)} failed, "
+            f"in {self.seconds:.1f} s"
         ]
         lines += [f"FAILED {f['file']}: {f['reason']}" for f in self.failed]
         return "\n".join(lines)
@@ -60,24 +69,27 @@ def discover(paths: list[Path]) -> list[tuple[Path, str]]:
     return found
 
 
-def build_pipeline(settings: Settings) -> IngestionPipeline:
-    cfg = settings.chunking
-    docstore_path = settings.docstore_dir / DOCSTORE_FILE
-    docstore = (
-        SimpleDocumentStore.from_persist_path(str(docstore_path))
-        if docstore_path.exists()
-        else SimpleDocumentStore()
-    )
+def _load_docstore(path: Path) -> SimpleDocumentStore:
+    if not path.exists():
+        return SimpleDocumentStore()
+    try:
+        return SimpleDocumentStore.from_persist_path(str(path))
+    except (ValueError, OSError) as error:
+        raise RuntimeError(f"the docstore {path} is unreadable ({error}): run `ragqa ingest --reset`") from error
+
+
+def _save_docstore(docstore: SimpleDocumentStore, path: Path) -> None:
+    """Write then rename, so a kill mid-write never leaves a truncated docstore."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    docstore.persist(persist_path=str(partial))
+    os.replace(partial, path)
+
+
+def build_pipeline(settings: Settings, docstore: SimpleDocumentStore) -> IngestionPipeline:
     return IngestionPipeline(
         transformations=[
-            MarkdownNodeParser(),
-            SectionMetadata(),
-            # Sizes are in characters: the tokenizer is `list`, one token per character.
-            SentenceSplitter(
-                chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap,
-                tokenizer=list, paragraph_separator="\n\n",
-            ),
-            StableIds(),
+            BlockChunker(chunk_size=settings.chunking.chunk_size, chunk_overlap=settings.chunking.chunk_overlap),
             build_embedding(settings),
         ],
         vector_store=vector_store(settings),
@@ -89,39 +101,81 @@ def build_pipeline(settings: Settings) -> IngestionPipeline:
     )
 
 
-def ingest(paths: list[Path], settings: Settings, reset: bool = False, progress: bool = True) -> IngestReport:
+def ingest(
+    paths: list[Path],
+    settings: Settings,
+    reset: bool = False,
+    prune: bool = False,
+    progress: bool = True,
+    on_progress: Progress | None = None,
+) -> IngestReport:
     started = time.perf_counter()
     if reset:
         reset_store(settings)
         shutil.rmtree(settings.docstore_dir, ignore_errors=True)
+    docstore_path = settings.docstore_dir / DOCSTORE_FILE
+    docstore = _load_docstore(docstore_path)
+    pipeline = build_pipeline(settings, docstore)
     report = IngestReport()
-    documents = []
-    for file, doc_id in tqdm(discover(paths), desc="read", unit="file", disable=not progress):
+    files = discover(paths)
+    bar = tqdm(files, desc="ingest", unit="file", disable=not progress)
+    chunk_bar = tqdm(desc="chunks", unit="chunk", disable=not progress)
+    seen: set[str] = set()
+    for done, (file, doc_id) in enumerate(bar):
         report.files += 1
-        if file.suffix.lower() not in SUPPORTED_SUFFIXES:
-            report.failed.append({"file": str(file), "reason": f"unsupported file type '{file.suffix}'"})
-            continue
+        seen.add(doc_id)
+        if on_progress:
+            on_progress(done, len(files), doc_id)
+        bar.set_postfix_str(doc_id[-40:])
+        clock = time.perf_counter()
         try:
-            document = load_document(file, doc_id)
+            converted = convert(file, doc_id, settings.ingest)
         except DocumentLoadError as error:
             report.failed.append({"file": str(file), "reason": str(error)})
             continue
-        apply_header(document, settings.chunking)
-        documents.append(document)
+        except Exception as error:  # a converter bug must not stop the other files
+            report.failed.append({"file": str(file), "reason": f"conversion failed ({type(error).__name__}: {error})"})
+            continue
+        report.convert_seconds += time.perf_counter() - clock
+        document = LocatedDocument.from_converted(converted)
+        first_heading = next((b.text.lstrip("# ") for b in converted.blocks if b.kind in ("title", "heading")), None)
+        header = extract_header(doc_id, converted.fields, converted.first_page_text, first_heading, settings.headers)
+        apply_header(document, header, settings.headers)
 
-    pipeline = build_pipeline(settings)
-    for document in tqdm(documents, desc="index", unit="file", disable=not progress):
-        # One document per run: a crash loses at most the file in hand, and progress is per file.
+        clock = time.perf_counter()
+        if docstore.get_document_hash(doc_id) is None:
+            # Chunks a killed run left behind without recording the file: remove, then redo.
+            pipeline.vector_store.delete(doc_id)
         nodes = pipeline.run(documents=[document], show_progress=False)
+        report.index_seconds += time.perf_counter() - clock
         if nodes:
             report.indexed += 1
             report.chunks += len(nodes)
+            report.pages += len({n.metadata.get("page") or n.metadata.get("slide") for n in nodes} - {None})
+            chunk_bar.update(len(nodes))
+            _save_docstore(docstore, docstore_path)
         else:
             report.unchanged += 1
-        pipeline.persist(str(settings.docstore_dir))
+    chunk_bar.close()
+    if prune:
+        report.pruned = _prune(pipeline, docstore, seen)
+        _save_docstore(docstore, docstore_path)
+    if on_progress:
+        on_progress(len(files), len(files), "")
     report.seconds = round(time.perf_counter() - started, 2)
+    report.convert_seconds = round(report.convert_seconds, 2)
+    report.index_seconds = round(report.index_seconds, 2)
     _write_report(report, settings)
     return report
+
+
+def _prune(pipeline: IngestionPipeline, docstore: SimpleDocumentStore, seen: set[str]) -> int:
+    """Remove the documents (and their chunks) that were not found in this run."""
+    gone = set(docstore.get_all_document_hashes().values()) - seen
+    for doc_id in gone:
+        pipeline.vector_store.delete(doc_id)
+        docstore.delete_document(doc_id, raise_error=False)  # also drops its hash
+    return len(gone)
 
 
 def _write_report(report: IngestReport, settings: Settings) -> None:

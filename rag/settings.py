@@ -55,9 +55,28 @@ class StoreSettings(BaseModel):
 class ChunkingSettings(BaseModel):
     chunk_size: int = Field(900, description="Upper bound of a chunk in characters.")
     chunk_overlap: int = Field(150, description="Characters shared by consecutive split chunks.")
-    header: bool = Field(True, description="Prefix the document header to every chunk (Ver.1).")
-    header_fields: list[str] = Field(
-        default_factory=lambda: ["Title"], description="Front-matter keys shown in the header."
+
+
+class HeaderSettings(BaseModel):
+    """Key fields of a document, prefixed to each of its chunks (the paper's Ver.1)."""
+
+    enabled: bool = Field(True, description="false: no prefix (the paper's Ver.0).")
+    fields: list[str] = Field(default_factory=lambda: ["Title"], description="Header field names.")
+    filename_pattern: str = Field(
+        "", description="Regex over the file name; named groups (spaces as _) give field values."
+    )
+    patterns: dict[str, str] = Field(
+        default_factory=dict, description="Field -> regex over the first page/slide; group 1 is the value."
+    )
+
+
+class IngestSettings(BaseModel):
+    pdf_strategy: Literal["text", "layout", "markdown", "anchored"] = Field(
+        "anchored", description="PDF extraction: text layer, layout blocks, structure, structure + pages."
+    )
+    max_file_mb: float = Field(100, description="Larger files are refused.")
+    docling_artifacts_path: str = Field(
+        "", description="Folder of downloaded Docling layout models; empty: model-free PDF pipeline."
     )
 
 
@@ -96,6 +115,8 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    headers: HeaderSettings = Field(default_factory=HeaderSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     references: ReferenceSettings = Field(default_factory=ReferenceSettings)

@@ -35,12 +35,12 @@ def test_bad_files_reported_and_store_untouched(indexed, tmp_path):
     before = sorted(collection(indexed).get()["ids"])
     (tmp_path / "empty.md").write_text("")
     (tmp_path / "latin1.txt").write_bytes("Caf\xe9 cr\xe8me".encode("latin-1"))
-    (tmp_path / "deck.pptx").write_bytes(b"PK\x03\x04 not really")
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG\r\n")
     report = ingest([tmp_path], indexed, progress=False)
     reasons = {os.path.basename(f["file"]): f["reason"] for f in report.failed}
     assert reasons["empty.md"] == "the file is empty"
     assert "not UTF-8" in reasons["latin1.txt"]
-    assert "unsupported file type '.pptx'" in reasons["deck.pptx"]
+    assert "unsupported file type '.png'" in reasons["photo.png"]
     assert sorted(collection(indexed).get()["ids"]) == before
 
 

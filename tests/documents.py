@@ -1,0 +1,168 @@
+"""Small real documents of every format, written at test time (no binaries in the repo).
+
+Office files come from python-pptx, python-docx and openpyxl; PDFs are written by hand (a
+minimal PDF 1.4 with a Helvetica text layer) and given an outline or a password with pypdf.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def write_pdf(path: Path, pages: list[list[tuple[int, str]]], outline: list[tuple[str, int]] = (),
+              password: str | None = None, metadata: dict[str, str] | None = None) -> Path:
+    """`pages`: per page, (font size, line) pairs laid out top-down; `outline`: (title, page)."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]  # pages object filled in below
+    font_id = 3
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    kids = []
+    for lines in pages:
+        y, ops = 760, []
+        for size, text in lines:
+            safe = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            ops.append(f"BT /F1 {size} Tf 72 {y} Td ({safe}) Tj ET")
+            y -= int(size * 1.6) + (12 if size > 12 else 0)
+        stream = "\n".join(ops).encode("latin-1")
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        content_id = len(objects)
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (content_id, font_id)
+        )
+        kids.append(len(objects))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
+        " ".join(f"{k} 0 R" for k in kids).encode(), len(kids)
+    )
+    body, offsets = b"%PDF-1.4\n", []
+    for number, obj in enumerate(objects, 1):
+        offsets.append(len(body))
+        body += b"%d 0 obj\n" % number + obj + b"\nendobj\n"
+    xref = len(body)
+    body += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    body += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    body += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(body)
+    if outline or password or metadata:
+        from pypdf import PdfReader, PdfWriter
+
+        writer = PdfWriter(clone_from=PdfReader(path))
+        for title, page in outline:
+            writer.add_outline_item(title, page - 1)
+        if metadata:
+            writer.add_metadata({f"/{k}": v for k, v in metadata.items()})
+        if password:
+            writer.encrypt(password, algorithm="RC4-128")  # AES would need `cryptography`
+        with path.open("wb") as handle:
+            writer.write(handle)
+    return path
+
+
+def crash_report_pdf(path: Path) -> Path:
+    """Three pages, two chapters in the outline, a section on page 3."""
+    return write_pdf(
+        path,
+        [
+            [(20, "Crash Safety Handbook"), (11, "Internal training material, edition 2024.")],
+            [(16, "1 Restraint systems"),
+             (11, "Seat belts with pretensioners remove slack within 10 ms of a crash."),
+             (11, "Load limiters cap the belt force at about 4 kN to protect the chest.")],
+            [(16, "2 Airbags"),
+             (11, "The driver airbag fills in about 30 ms and vents through two holes."),
+             (14, "2.1 Side airbags"),
+             (11, "Curtain airbags protect the head in a side impact and a rollover.")],
+        ],
+        outline=[("Restraint systems", 2), ("Airbags", 3)],
+        metadata={"Title": "Crash Safety Handbook"},
+    )
+
+
+def crash_deck_pptx(path: Path) -> Path:
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    title = deck.slides.add_slide(deck.slide_layouts[0])
+    title.shapes.title.text = "Frontal impact test FT-2024-09"
+    title.placeholders[1].text = "Test Name: FT-2024-09\nRegion: Europe\nState: Final\nPurpose: Check the new bumper beam"
+    results = deck.slides.add_slide(deck.slide_layouts[5])
+    results.shapes.title.text = "Results"
+    rows = [("Measurement", "Driver", "Limit"), ("HIC15", "455", "700"), ("Chest deflection (mm)", "33", "42")]
+    table = results.shapes.add_table(len(rows), 3, Inches(1), Inches(2), Inches(8), Inches(2)).table
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    findings = deck.slides.add_slide(deck.slide_layouts[1])
+    findings.shapes.title.text = "Findings"
+    findings.placeholders[1].text = "The new bumper beam absorbed 12% more energy than the old one."
+    deck.save(path)
+    return path
+
+
+def meeting_docx(path: Path) -> Path:
+    from docx import Document
+
+    document = Document()
+    document.add_heading("Safety board meeting", level=1)
+    document.add_heading("Decisions", level=2)
+    document.add_paragraph("The board approved the bumper beam for series production.")
+    document.add_heading("Open points", level=2)
+    document.add_paragraph("Supplier audit of the airbag inflators is due in March.")
+    document.save(path)
+    return path
+
+
+def measurements_xlsx(path: Path) -> Path:
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Sled tests"
+    sheet.append(["Run", "Speed (km/h)", "Peak deceleration (g)"])
+    for run in range(1, 6):
+        sheet.append([f"S-{run:02d}", 48 + run, 20 + run * 2])
+    workbook.save(path)
+    return path
+
+
+def long_csv(path: Path, rows: int = 60) -> Path:
+    lines = ["run,speed_kmh,hic15,result"]
+    lines += [f"R-{i:03d},{40 + i % 30},{300 + 7 * i},{'pass' if i % 7 else 'fail'}" for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def programme_json(path: Path) -> Path:
+    data = {"programme": {"name": "Model K", "year": 2024},
+            "tests": [{"id": "FT-2024-07", "type": "frontal", "speed_kmh": 56},
+                      {"id": "SI-2024-03", "type": "side", "speed_kmh": 50}]}
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return path
+
+
+def guide_html(path: Path) -> Path:
+    path.write_text(
+        "<html><head><title>Lab guide</title></head><body><h1>Lab guide</h1>"
+        "<h2>Dummy storage</h2><p>Dummies are stored at 20 to 22 degrees Celsius.</p>"
+        "<h2>Calibration</h2><p>Each dummy is calibrated every 10 tests.</p></body></html>",
+        encoding="utf-8",
+    )
+    return path
+
+
+KOREAN = "충돌 시험 보고서\n\n측면 충돌 시험에서 B필러는 142 mm 침입했다. 목표치는 120 mm였다."
+
+
+def all_formats(folder: Path) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "korean.txt").write_text(KOREAN, encoding="utf-8")
+    return {
+        "pdf": crash_report_pdf(folder / "handbook.pdf"),
+        "pptx": crash_deck_pptx(folder / "FT-2024-09 deck.pptx"),
+        "docx": meeting_docx(folder / "board.docx"),
+        "xlsx": measurements_xlsx(folder / "sled.xlsx"),
+        "csv": long_csv(folder / "runs.csv"),
+        "json": programme_json(folder / "programme.json"),
+        "html": guide_html(folder / "guide.html"),
+        "txt": folder / "korean.txt",
+    }
