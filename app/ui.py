@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import queue
+import shutil
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import gradio as gr
 
@@ -38,6 +40,30 @@ def answer_stream(pipeline: RagPipeline, question: str) -> Iterator[str | Answer
     yield result["answer"]
 
 
+def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | None = None) -> str:
+    """Copy uploaded files under storage/uploads (their names are their doc ids) and index them."""
+    from ingestion.pipeline import ingest
+
+    if not files:
+        return "Choose one or more files first."
+    uploads = settings.storage_dir / "uploads"
+    uploads.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for file in files:
+        target = uploads / Path(file).name
+        shutil.copyfile(file, target)
+        paths.append(target)
+
+    def report_progress(done: int, total: int, current: str) -> None:
+        if progress is not None:
+            progress((done, total), desc=f"indexing {current}" if current else "done", unit="files")
+
+    report = ingest(paths, settings, progress=False, on_progress=report_progress)
+    lines = [report.summary().splitlines()[0]]
+    lines += [f"- **{Path(f['file']).name}**: {f['reason']}" for f in report.failed]
+    return "\n\n".join(lines)
+
+
 def build_ui(pipeline: RagPipeline) -> gr.Blocks:
     def respond(message: str, history: list) -> Iterator[tuple[str, str]]:
         if not message.strip():
@@ -50,21 +76,30 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
             else:
                 yield update, "*Writing the answer…*"
 
+    def upload(files: list[str] | None, progress=gr.Progress()) -> str:
+        return index_uploads(pipeline.settings, files or [], progress)
+
     with gr.Blocks(title="ragqa", analytics_enabled=False) as demo:
-        sources = gr.Markdown(render=False, elem_id="sources")
-        with gr.Row():
-            with gr.Column(scale=3):
-                gr.ChatInterface(
-                    respond,
-                    additional_outputs=[sources],
-                    title="ragqa",
-                    description="Answers from your documents only; each segment shows the sources "
-                    "that support it, and unsupported segments are marked.",
-                    analytics_enabled=False,
-                    fill_height=True,
-                )
-            with gr.Column(scale=2):
-                sources.render()
+        with gr.Tab("Ask"):
+            sources = gr.Markdown(render=False, elem_id="sources")
+            with gr.Row():
+                with gr.Column(scale=3):
+                    gr.ChatInterface(
+                        respond,
+                        additional_outputs=[sources],
+                        title="ragqa",
+                        description="Answers from your documents only; each segment shows the "
+                        "sources that support it, and unsupported segments are marked.",
+                        analytics_enabled=False,
+                        fill_height=True,
+                    )
+                with gr.Column(scale=2):
+                    sources.render()
+        with gr.Tab("Documents"):
+            files = gr.File(label="PDF, PPTX, DOCX, HTML, Markdown, CSV, JSON, XLSX, text", file_count="multiple", type="filepath")
+            button = gr.Button("Add to the index", variant="primary")
+            result = gr.Markdown(elem_id="ingest-report")
+            button.click(upload, inputs=files, outputs=result)
     return demo
 
 

@@ -23,3 +23,26 @@ def test_stream_grows_then_ends_with_the_answer(pipeline):
 
 def test_ui_builds(pipeline):
     assert isinstance(build_ui(pipeline), gr.Blocks)
+
+
+def test_upload_indexes_files_and_reports_failures(base_settings, tmp_path):
+    from conftest import fresh_settings
+
+    from app.ui import index_uploads
+    from rag.store import collection
+
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    good = tmp_path / "notes.md"
+    good.write_text("# Notes\n\nThe wind tunnel is booked on Tuesdays.", encoding="utf-8")
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.4 broken")
+    seen = []
+
+    def progress(fraction, desc="", unit=""):
+        seen.append((fraction, desc))
+
+    message = index_uploads(settings, [str(good), str(bad)], progress)
+    assert message.startswith("2 files: 1 indexed")
+    assert "**broken.pdf**: corrupt or unreadable PDF" in message
+    assert seen[0] == ((0, 2), "indexing notes.md") and seen[-1] == ((2, 2), "done")
+    assert {m["doc"] for m in collection(settings).get()["metadatas"]} == {"notes.md"}
