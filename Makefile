@@ -27,7 +27,7 @@ models: install
 	$(RAGQA) models
 
 ingest-sample: models
-	$(RAGQA) ingest data/sample
+	$(RAGQA) ingest data/sample/docs
 
 demo: ingest-sample
 	$(RAGQA) serve --port $(PORT)

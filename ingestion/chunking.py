@@ -24,7 +24,7 @@ from llama_index.core.schema import BaseNode, NodeRelationship, TextNode
 
 from ingestion.convert import Block, ConvertedDocument
 
-LOCATION_KEYS = ("doc", "page", "page_end", "slide", "section", "table_id")
+LOCATION_KEYS = ("doc", "page", "page_end", "slide", "section", "sections", "table_id")
 
 
 class LocatedDocument(Document):
@@ -114,11 +114,13 @@ class BlockChunker(NodeParser):
 
     def _node(self, document: LocatedDocument, blocks: list[Block], node_id: str) -> TextNode:
         pages = [b.page for b in blocks if b.page is not None]
+        paths = list(dict.fromkeys(" > ".join(b.section) for b in blocks if b.section))
         location: dict[str, Any] = {
             "page": min(pages) if pages else None,
             "page_end": max(pages) if pages else None,
             "slide": blocks[0].slide,
-            "section": " > ".join(next((b.section for b in blocks if b.section), ())) or None,
+            "section": paths[0] if paths else None,  # where the chunk starts, for citations
+            "sections": "\n".join(paths) or None,  # every section path it covers, for gold matching
             "table_id": next((b.table_id for b in blocks if b.table_id), None),
         }
         # Chroma stores flat, non-null metadata only.

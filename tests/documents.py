@@ -1,7 +1,7 @@
 """Small real documents of every format, written at test time (no binaries in the repo).
 
-Office files come from python-pptx, python-docx and openpyxl; PDFs are written by hand (a
-minimal PDF 1.4 with a Helvetica text layer) and given an outline or a password with pypdf.
+Office files come from python-pptx, python-docx and openpyxl; PDFs from the sample corpus
+builder's minimal PDF writer (a Helvetica text layer, outline and password through pypdf).
 """
 
 from __future__ import annotations
@@ -9,53 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
-def write_pdf(path: Path, pages: list[list[tuple[int, str]]], outline: list[tuple[str, int]] = (),
-              password: str | None = None, metadata: dict[str, str] | None = None) -> Path:
-    """`pages`: per page, (font size, line) pairs laid out top-down; `outline`: (title, page)."""
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]  # pages object filled in below
-    font_id = 3
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-    kids = []
-    for lines in pages:
-        y, ops = 760, []
-        for size, text in lines:
-            safe = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-            ops.append(f"BT /F1 {size} Tf 72 {y} Td ({safe}) Tj ET")
-            y -= int(size * 1.6) + (12 if size > 12 else 0)
-        stream = "\n".join(ops).encode("latin-1")
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-        content_id = len(objects)
-        objects.append(
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-            b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (content_id, font_id)
-        )
-        kids.append(len(objects))
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
-        " ".join(f"{k} 0 R" for k in kids).encode(), len(kids)
-    )
-    body, offsets = b"%PDF-1.4\n", []
-    for number, obj in enumerate(objects, 1):
-        offsets.append(len(body))
-        body += b"%d 0 obj\n" % number + obj + b"\nendobj\n"
-    xref = len(body)
-    body += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    body += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    body += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(body)
-    if outline or password or metadata:
-        from pypdf import PdfReader, PdfWriter
-
-        writer = PdfWriter(clone_from=PdfReader(path))
-        for title, page in outline:
-            writer.add_outline_item(title, page - 1)
-        if metadata:
-            writer.add_metadata({f"/{k}": v for k, v in metadata.items()})
-        if password:
-            writer.encrypt(password, algorithm="RC4-128")  # AES would need `cryptography`
-        with path.open("wb") as handle:
-            writer.write(handle)
-    return path
+from data.sample.build import write_pdf
 
 
 def crash_report_pdf(path: Path) -> Path:

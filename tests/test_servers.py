@@ -63,7 +63,7 @@ def test_vllm_backend_against_openai_compatible_server(indexed, tmp_path):
         assert type(pipeline.llm).__name__ == "OpenAILike"
         answer = pipeline.answer(BATTERY_Q).to_dict()
     assert answer["answerable"] is True and "61" in answer["answer"]
-    assert any(r["doc"] == "battery.md" for s in answer["segments"] for r in s["references"])
+    assert any(r["doc"] == "battery.md" for s in answer["segments"] for r in s["references"]), answer
 
 
 def test_chroma_http_client(base_settings, corpus, tmp_path, pipeline):
