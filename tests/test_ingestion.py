@@ -218,3 +218,33 @@ def test_broken_utf16_is_a_clear_error(tmp_path):
     path.write_bytes(b"\xff\xfe\x00binary")
     with pytest.raises(DocumentLoadError, match="not UTF-8 text"):
         convert(path, "notes.txt", CFG)
+
+
+def test_killed_run_is_completed_by_the_next(base_settings, tmp_path):
+    """SIGKILL `ragqa ingest` once it has recorded its first file, then run it again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"note-{i:02d}.md").write_text(f"# Note {i}\n\nItem {i} is stored on shelf {i * 7}.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    command = [sys.executable, "-m", "app.cli", "ingest", str(folder)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    docstore = settings.docstore_dir / "docstore.json"
+    deadline = time.monotonic() + 120
+    while not docstore.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert subprocess.run(command, env=env, capture_output=True).returncode == 0
+    got = collection(settings).get(include=["metadatas"])
+    docs = [m["doc"] for m in got["metadatas"]]
+    assert sorted(docs) == sorted(f"note-{i:02d}.md" for i in range(40))  # each file once, none lost
+    again = ingest([folder], settings, progress=False)
+    assert again.unchanged == 40 and again.indexed == 0

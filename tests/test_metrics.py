@@ -1,0 +1,66 @@
+"""Retrieval metrics on hand-computed cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.metrics import aggregate, question_metrics
+
+ONE = [{"doc": "a"}]
+TWO = [{"doc": "a"}, {"doc": "b"}]
+
+
+def rows(*flags):
+    return [list(f) for f in flags]
+
+
+def test_single_relevant_chunk_at_rank_two():
+    hits = rows([False], [True], [False])
+    m = question_metrics(hits, hits, ONE)
+    assert m["map@1"] == 0 and m["map@5"] == pytest.approx(0.5) and m["mrr"] == pytest.approx(0.5)
+    assert (m["success@1"], m["success@5"]) == (0.0, 1.0)
+    assert m["mean_evidence_rank"] == 2 and m["evidence_recall@5"] == 1.0
+    assert m["source_traceability"] == 0.0
+
+
+def test_several_relevant_chunks_and_ties_in_rank():
+    hits = rows([True], [False], [True], [True])
+    m = question_metrics(hits, hits, ONE)
+    # AP@5 = (1/1 + 2/3 + 3/4) / 3
+    assert m["map@5"] == pytest.approx((1 + 2 / 3 + 3 / 4) / 3)
+    assert m["map@1"] == 1.0 and m["source_traceability"] == 1.0
+
+
+def test_no_relevant_chunk():
+    hits = rows([False], [False])
+    m = question_metrics(hits, hits, ONE)
+    assert m["map@10"] == 0 and m["mrr"] == 0 and m["mean_evidence_rank"] is None
+    assert m["bundle_coverage@5"] == 0
+
+
+def test_multi_evidence_bundle():
+    hits = rows([True, False], [False, False], [False, True])
+    m = question_metrics(hits, hits, TWO)
+    assert m["evidence_recall@5"] == 1.0 and m["mean_evidence_rank"] == 3 and m["bundle_coverage@5"] == 1.0
+    far = rows([True, False], *[[False, False]] * 5, [False, True])
+    m = question_metrics(far, far, TWO)
+    assert m["evidence_recall@5"] == 0.5 and m["bundle_coverage@5"] == 0 and m["mean_evidence_rank"] == 7
+
+
+def test_optional_evidence_does_not_count_as_required():
+    evidence = [{"doc": "a"}, {"doc": "b", "required": False}]
+    hits = rows([False, True], [True, False])
+    m = question_metrics(hits, hits, evidence)
+    assert m["mrr"] == 0.5 and m["mean_evidence_rank"] == 2
+
+
+def test_traceability_ignores_text_but_not_location():
+    hits, located = rows([False]), rows([True])  # right page, text not in this chunk
+    assert question_metrics(hits, located, ONE)["source_traceability"] == 1.0
+
+
+def test_aggregate_means_and_rank_over_found_bundles():
+    a = question_metrics(rows([True]), rows([True]), ONE)
+    b = question_metrics(rows([False]), rows([False]), ONE)
+    agg = aggregate([a, b])
+    assert agg["map@1"] == 0.5 and agg["mean_evidence_rank"] == 1
