@@ -34,7 +34,7 @@ DOCLING_SUFFIXES = {
 }
 OWN_SUFFIXES = {".txt": "txt", ".json": "json"}
 SUPPORTED_SUFFIXES = set(DOCLING_SUFFIXES) | set(OWN_SUFFIXES)
-TEXT_FORMATS = {"md", "csv", "txt", "json", "html"}
+TEXT_FORMATS = {"md", "csv"}  # decoded by us first; Docling sniffs HTML charsets itself
 
 
 class DocumentLoadError(ValueError):

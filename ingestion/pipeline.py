@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from ingestion.chunking import BlockChunker, LocatedDocument
 from ingestion.convert import DocumentLoadError, convert
-from ingestion.headers import apply_header, extract_header
+from ingestion.headers import LLMHeaderExtractor, apply_header, extract_header
 from rag.models import build_embedding
 from rag.settings import Settings
 from rag.store import reset as reset_store
@@ -121,6 +121,7 @@ def ingest(
     bar = tqdm(files, desc="ingest", unit="file", disable=not progress)
     chunk_bar = tqdm(desc="chunks", unit="chunk", disable=not progress)
     seen: set[str] = set()
+    ask_llm = _header_llm(settings) if settings.headers.llm else None
     for done, (file, doc_id) in enumerate(bar):
         report.files += 1
         seen.add(doc_id)
@@ -139,7 +140,9 @@ def ingest(
         report.convert_seconds += time.perf_counter() - clock
         document = LocatedDocument.from_converted(converted)
         first_heading = next((b.text.lstrip("# ") for b in converted.blocks if b.kind in ("title", "heading")), None)
-        header = extract_header(doc_id, converted.fields, converted.first_page_text, first_heading, settings.headers)
+        header = extract_header(
+            doc_id, converted.fields, converted.first_page_text, first_heading, settings.headers, ask_llm
+        )
         apply_header(document, header, settings.headers)
 
         clock = time.perf_counter()
@@ -167,6 +170,17 @@ def ingest(
     report.index_seconds = round(report.index_seconds, 2)
     _write_report(report, settings)
     return report
+
+
+def _header_llm(settings: Settings) -> LLMHeaderExtractor:
+    from rag.models import build_llm
+
+    llm = build_llm(settings)
+    return LLMHeaderExtractor(
+        lambda prompt: llm.complete(prompt).text,
+        settings.headers.llm_prompt_file.read_text(encoding="utf-8"),
+        settings.storage_dir / "header_cache.json",
+    )
 
 
 def _prune(pipeline: IngestionPipeline, docstore: SimpleDocumentStore, seen: set[str]) -> int:

@@ -68,6 +68,8 @@ class HeaderSettings(BaseModel):
     patterns: dict[str, str] = Field(
         default_factory=dict, description="Field -> regex over the first page/slide; group 1 is the value."
     )
+    llm: bool = Field(False, description="Ask the LLM for fields no other source gave (cached).")
+    llm_prompt_file: Path = Field(Path("prompts/header.txt"), description="Prompt of the LLM extraction.")
 
 
 class IngestSettings(BaseModel):
@@ -137,6 +139,7 @@ class Settings(BaseSettings):
         self.storage_dir = (base / self.storage_dir).resolve()
         self.models_dir = (base / self.models_dir).resolve() if str(self.models_dir) not in ("", ".") else self.storage_dir / "models"
         self.prompt_file = (base / self.prompt_file).resolve()
+        self.headers.llm_prompt_file = (base / self.headers.llm_prompt_file).resolve()
 
     # Run-time state lives under storage_dir so one variable moves all of it.
     @property

@@ -248,3 +248,33 @@ def test_killed_run_is_completed_by_the_next(base_settings, tmp_path):
     assert sorted(docs) == sorted(f"note-{i:02d}.md" for i in range(40))  # each file once, none lost
     again = ingest([folder], settings, progress=False)
     assert again.unchanged == 40 and again.indexed == 0
+
+
+def test_llm_header_extraction_retries_and_caches(tmp_path):
+    from ingestion.headers import LLMHeaderExtractor
+
+    replies = iter(["I think the region is Brazil.", 'Here: {"Region": "Brazil", "State": null}'])
+    prompts = []
+
+    def complete(prompt):
+        prompts.append(prompt)
+        return next(replies)
+
+    extract = LLMHeaderExtractor(complete, "Fields {fields}\n{text}\nJSON:", tmp_path / "cache.json")
+    assert extract("Test XT-77 was run in Brazil.", ["Region", "State"]) == {"Region": "Brazil"}
+    assert len(prompts) == 2 and '"Region", "State"' in prompts[0]
+    again = LLMHeaderExtractor(complete, "unused", tmp_path / "cache.json")  # a new run, same cache
+    assert again("Test XT-77 was run in Brazil.", ["Region", "State"]) == {"Region": "Brazil"}
+    assert len(prompts) == 2
+
+
+def test_llm_header_with_the_embedded_model(base_settings, tmp_path):
+    doc = tmp_path / "xt-77.txt"
+    doc.write_text("Report on crash test XT-77.\n\nThe test was carried out in Brazil by the Sao Paulo team "
+                   "to check the fuel tank after a rear impact.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage",
+                              headers={"fields": ["Title", "Region"], "patterns": {}, "llm": True})
+    assert ingest([doc], settings, progress=False).indexed == 1
+    node = chunks_of(settings, "xt-77.txt")[0]
+    assert "brazil" in node.metadata["Region"].lower()
+    assert (settings.storage_dir / "header_cache.json").exists()
