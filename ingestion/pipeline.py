@@ -26,6 +26,7 @@ from ingestion.chunking import BlockChunker, LocatedDocument
 from ingestion.convert import DocumentLoadError, convert
 from ingestion.headers import LLMHeaderExtractor, apply_header, extract_header
 from rag.models import build_embedding
+from rag.retrieval import BM25_DIR, rebuild_bm25
 from rag.settings import Settings
 from rag.store import reset as reset_store
 from rag.store import vector_store
@@ -163,6 +164,8 @@ def ingest(
     if prune:
         report.pruned = _prune(pipeline, docstore, seen)
         _save_docstore(docstore, docstore_path)
+    if report.indexed or report.pruned or reset or not (settings.storage_dir / BM25_DIR).is_dir():
+        rebuild_bm25(settings)
     if on_progress:
         on_progress(len(files), len(files), "")
     report.seconds = round(time.perf_counter() - started, 2)

@@ -1,4 +1,5 @@
-"""The answer pipeline, top to bottom: retrieve -> rerank -> generate -> match references.
+"""The answer pipeline, top to bottom: retrieve (dense + BM25, fused) -> rerank -> generate ->
+match references.
 
 `RagPipeline.answer(question)` returns the Answer object of DESIGN.md; `ragqa ask --json`, the
 UI and the evaluators all read that one shape.
@@ -12,16 +13,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from llama_index.core import VectorStoreIndex
 from llama_index.core.llms import LLM
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from rag.models import build_embedding, build_llm
 from rag.postprocessors import ScorerRerank
 from rag.references import match_references, split_sentences
+from rag.retrieval import hybrid_retriever
 from rag.scoring import build_scorer
 from rag.settings import Settings
-from rag.store import vector_store
 
 _MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
 
@@ -59,11 +59,10 @@ class RagPipeline:
     def __init__(self, settings: Settings, llm: LLM | None = None):
         self.settings = settings
         embedding = build_embedding(settings)
-        index = VectorStoreIndex.from_vector_store(vector_store(settings), embed_model=embedding)
-        self.retriever = index.as_retriever(similarity_top_k=settings.retrieval.top_n)
+        self.llm = llm or build_llm(settings)
+        self.retriever = hybrid_retriever(settings, embedding, self.llm)
         self.scorer = build_scorer(settings, embedding)
         self.reranker = ScorerRerank(self.scorer, top_n=settings.retrieval.top_k)
-        self.llm = llm or build_llm(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
 
     def answer(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:

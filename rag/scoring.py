@@ -83,6 +83,8 @@ class CrossEncoderScorer:
 
 def build_scorer(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer | CrossEncoderScorer:
     path = settings.scoring.reranker_path
-    if path and Path(path).exists():
+    if path:
+        if not Path(path).is_dir():
+            raise FileNotFoundError(f"scoring.reranker_path {path} is not a CrossEncoder folder")
         return CrossEncoderScorer(Path(path))
     return BiEncoderScorer(embedding, settings.scoring.cosine_center, settings.scoring.cosine_scale)

@@ -1,0 +1,73 @@
+"""Hybrid retrieval: dense (Chroma) and BM25 fused by reciprocal rank (LlamaIndex's
+QueryFusionRetriever), top n. Both channels see the chunk as embedded: header prefix included.
+
+The BM25 index is rebuilt from the store after every ingest run that changed it and persisted
+under storage/bm25, so asking never tokenises the corpus.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from llama_index.core import VectorStoreIndex
+from llama_index.core.embeddings import BaseEmbedding
+from llama_index.core.llms import LLM
+from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
+from llama_index.core.vector_stores.utils import metadata_dict_to_node
+
+from rag.settings import Settings
+from rag.store import collection, vector_store
+
+BM25_DIR = "bm25"
+
+
+def dense_retriever(settings: Settings, embedding: BaseEmbedding, top_n: int | None = None) -> BaseRetriever:
+    index = VectorStoreIndex.from_vector_store(vector_store(settings), embed_model=embedding)
+    return index.as_retriever(similarity_top_k=top_n or settings.retrieval.top_n)
+
+
+def rebuild_bm25(settings: Settings) -> int:
+    """(Re)build the BM25 index from every chunk in the store; returns the chunk count."""
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    target = settings.storage_dir / BM25_DIR
+    got = collection(settings).get(include=["documents", "metadatas"])
+    shutil.rmtree(target, ignore_errors=True)
+    if not got["ids"]:
+        return 0
+    nodes = [metadata_dict_to_node(meta, text=text) for meta, text in zip(got["metadatas"], got["documents"])]
+    partial = target.with_name(BM25_DIR + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=settings.retrieval.top_n)
+    retriever.persist(str(partial), show_progress=False)
+    partial.replace(target)
+    return len(nodes)
+
+
+def bm25_retriever(settings: Settings, top_n: int | None = None) -> BaseRetriever | None:
+    """The persisted BM25 retriever, or None before anything was ingested."""
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    path = settings.storage_dir / BM25_DIR
+    if not path.is_dir():
+        return None
+    retriever = BM25Retriever.from_persist_dir(str(path), show_progress=False)
+    retriever.similarity_top_k = min(top_n or settings.retrieval.top_n, len(retriever.corpus))
+    return retriever
+
+
+def hybrid_retriever(settings: Settings, embedding: BaseEmbedding, llm: LLM, top_n: int | None = None) -> BaseRetriever:
+    """Dense + BM25 by reciprocal rank fusion; dense alone when there is no BM25 index yet."""
+    top_n = top_n or settings.retrieval.top_n
+    dense = dense_retriever(settings, embedding, top_n)
+    sparse = bm25_retriever(settings, top_n)
+    if sparse is None:
+        return dense
+    return QueryFusionRetriever(
+        [dense, sparse],
+        llm=llm,  # never called: num_queries=1 generates no extra queries
+        mode="reciprocal_rerank",
+        similarity_top_k=top_n,
+        num_queries=1,
+        use_async=False,
+    )

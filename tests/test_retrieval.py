@@ -1,0 +1,71 @@
+"""Hybrid retrieval on a small real index, and the reranker with a real CrossEncoder folder."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import fresh_settings
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from ingestion.pipeline import ingest
+from rag.models import build_embedding
+from rag.postprocessors import ScorerRerank
+from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
+from rag.scoring import CrossEncoderScorer, build_scorer
+
+
+@pytest.fixture(scope="module")
+def store(base_settings, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("docs")
+    (folder / "patch.md").write_text("---\nTitle: Parts list\nRegion: Patagonia\n---\n# Parts list\n\n"
+                                     "Part QX-4471-B is the left B-pillar patch.", encoding="utf-8")
+    (folder / "airbags.md").write_text("# Airbags\n\nThe curtain airbag protects the head in a side crash.", encoding="utf-8")
+    (folder / "seats.md").write_text("# Seats\n\nThe seat frame is made of high-strength steel.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("storage"),
+                              headers={"fields": ["Title", "Region"], "patterns": {}})
+    ingest([folder], settings, progress=False)
+    return settings, folder
+
+
+def docs(nodes):
+    return [n.node.metadata["doc"] for n in nodes]
+
+
+def test_bm25_finds_exact_ids_and_header_fields(store):
+    settings, _ = store
+    bm25 = bm25_retriever(settings)
+    assert docs(bm25.retrieve("QX-4471-B"))[0] == "patch.md"
+    assert docs(bm25.retrieve("Patagonia"))[0] == "patch.md"  # only in the header
+
+
+def test_hybrid_fuses_both_channels_once_each(store, pipeline):
+    settings, _ = store
+    embedding = build_embedding(settings)
+    hybrid = hybrid_retriever(settings, embedding, pipeline.llm).retrieve("Which part is the B-pillar patch QX-4471-B?")
+    assert docs(hybrid)[0] == "patch.md"
+    assert len({n.node.node_id for n in hybrid}) == len(hybrid) == 3  # found by both, listed once
+    dense = dense_retriever(settings, embedding).retrieve("head protection in a side crash")
+    assert docs(dense)[0] == "airbags.md"
+
+
+def test_bm25_follows_the_store(store):
+    settings, folder = store
+    (folder / "seats.md").unlink()
+    ingest([folder], settings, prune=True, progress=False)
+    assert "seats.md" not in docs(bm25_retriever(settings).retrieve("seat frame steel"))
+
+
+def test_reranker_with_a_cross_encoder_folder(base_settings, tmp_path):
+    from sentence_transformers import CrossEncoder
+
+    folder = tmp_path / "cross-encoder"
+    CrossEncoder(str(base_settings.embedding_path), num_labels=1, device="cpu").save(str(folder))
+    settings = fresh_settings(base_settings, tmp_path / "storage", scoring={"reranker_path": str(folder)})
+    scorer = build_scorer(settings, build_embedding(settings))
+    assert isinstance(scorer, CrossEncoderScorer)
+    nodes = [NodeWithScore(node=TextNode(text=t, id_=str(i)), score=0.0) for i, t in enumerate(["a", "b", "c"])]
+    ranked = ScorerRerank(scorer, top_n=2).postprocess_nodes(nodes, query_bundle=QueryBundle("a"))
+    direct = scorer([("a", "a"), ("a", "b"), ("a", "c")])
+    assert len(ranked) == 2 and all(0.0 <= s <= 1.0 for s in direct)
+    assert [n.score for n in ranked] == sorted(direct, reverse=True)[:2]
+    with pytest.raises(FileNotFoundError, match="not a CrossEncoder folder"):
+        build_scorer(fresh_settings(base_settings, tmp_path / "s2", scoring={"reranker_path": str(tmp_path / "none")}), None)
