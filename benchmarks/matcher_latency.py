@@ -56,7 +56,7 @@ def main() -> None:
             return scorer(batch)
 
         started = time.perf_counter()
-        segments = match_references(sentences, CHUNKS, counting, cfg.threshold, cfg.max_span, cfg.margin)
+        segments = match_references(sentences, CHUNKS, counting, cfg.threshold, cfg.max_span, cfg.margin, cfg.context_bonus)
         times.append((time.perf_counter() - started) * 1000)
         pairs = sum(counted)
     times.sort()

@@ -22,6 +22,7 @@ from rag.references import match_references, split_sentences
 from rag.retrieval import hybrid_retriever
 from rag.scoring import build_scorer
 from rag.settings import Settings
+from rag.store import collection
 
 _MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
 
@@ -63,6 +64,7 @@ class RagPipeline:
         self.retriever = hybrid_retriever(settings, embedding, self.llm)
         self.scorer = build_scorer(settings, embedding)
         self.reranker = ScorerRerank(self.scorer, top_n=settings.retrieval.top_k)
+        self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
 
     def answer(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
@@ -78,6 +80,7 @@ class RagPipeline:
 
         query = QueryBundle(question)
         retrieved = self.retriever.retrieve(query)
+        self._reuse_stored_vectors(retrieved)
         lap("retrieve")
         top = self.reranker.postprocess_nodes(retrieved, query_bundle=query)
         lap("rerank")
@@ -96,6 +99,17 @@ class RagPipeline:
         segments = self._match(text, top, sources)
         lap("match")
         return Answer(question, text, True, segments, sources, timings, self.scorer.kind)
+
+    def _reuse_stored_vectors(self, nodes: list[NodeWithScore]) -> None:
+        """Hand the bi-encoder scorer the chunk vectors the store already holds, so reranking
+        and reference matching embed only the query and the answer's segments."""
+        if not nodes or not hasattr(self.scorer, "remember"):
+            return
+        got = self.collection.get(ids=[n.node.node_id for n in nodes], include=["embeddings"])
+        vectors = dict(zip(got["ids"], got["embeddings"]))
+        for node in nodes:
+            if node.node.node_id in vectors:
+                self.scorer.remember(node.node.get_content(metadata_mode=MetadataMode.EMBED), vectors[node.node.node_id])
 
     def _generate(self, question: str, top: list[NodeWithScore], on_token: Callable[[str], None] | None) -> str:
         context = "\n\n".join(
@@ -119,6 +133,7 @@ class RagPipeline:
         segments = match_references(
             [_MARKER.sub("", s) for s in sentences], chunks, self.scorer,
             threshold=cfg.threshold, max_span=cfg.max_span, margin=cfg.margin,
+            context_bonus=cfg.context_bonus,
         )
         return [
             {

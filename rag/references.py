@@ -4,13 +4,18 @@ After generation the answer is split into sentences; every contiguous run of up 
 sentences is scored against every top-k chunk in ONE batched scorer call; a dynamic program then
 picks the partition of the answer into segments and a chunk per segment.
 
-Objective (why not the paper's sum of scores): a segment of L sentences whose best chunk scores s
-is worth L * max(s, threshold) - split_penalty. Weighting by length makes the total a sum of
-per-sentence support, so cutting a segment into singletons gains nothing unless the pieces are
-better supported on their own, and one giant segment gains nothing unless joining helps (e.g. a
-sentence that says "It" needs its predecessor). An unsupported segment earns exactly the
+Objective (why not the paper's sum of scores): a segment of L sentences whose support for its best
+chunk is s is worth L * max(s, threshold) - split_penalty. Weighting by length makes the total a
+sum of per-sentence support, so cutting a segment into singletons gains nothing unless the pieces
+are better supported on their own, and one giant segment gains nothing unless joining helps (e.g.
+a sentence that says "It" needs its predecessor). An unsupported segment earns exactly the
 threshold, so the DP itself decides where support ends. The small split penalty breaks ties
 toward fewer, longer segments.
+
+Support is capped per sentence: within a segment, a sentence counts the segment's score for a
+chunk only up to its own score for that chunk plus `context_bonus`. Joining can lend context to
+an anaphoric sentence, but a sentence no chunk supports cannot ride along inside a well-supported
+segment (a segment's similarity hardly drops when one unrelated sentence is added to it).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ def match_references(
     threshold: float,
     max_span: int,
     margin: float = 0.05,
+    context_bonus: float = 0.1,
     split_penalty: float = 0.01,
 ) -> list[Segment]:
     """Partition `sentences` into segments and attach supporting chunks (see module docstring)."""
@@ -59,7 +65,18 @@ def match_references(
     text = {span: " ".join(sentences[span[0] : span[1] + 1]) for span in spans}
     pairs = list(dict.fromkeys((text[span], chunk) for span in spans for chunk in chunks))
     lookup = dict(zip(pairs, score(pairs))) if pairs else {}
-    chunk_scores = {span: [lookup[(text[span], c)] for c in chunks] for span in spans}
+    raw = {span: [lookup[(text[span], c)] for c in chunks] for span in spans}
+
+    # A segment's support for chunk k: its score, capped per sentence at that sentence's own
+    # score for k plus the context bonus, averaged over its sentences.
+    def support(span: tuple[int, int]) -> list[float]:
+        i, j = span
+        return [
+            sum(min(raw[span][k], raw[(m, m)][k] + context_bonus) for m in range(i, j + 1)) / (j - i + 1)
+            for k in range(len(chunks))
+        ]
+
+    chunk_scores = {span: support(span) for span in spans}
     best = {span: max(scores, default=0.0) for span, scores in chunk_scores.items()}
 
     # value[j]: best objective over sentences[:j]; back[j]: start of the last segment.

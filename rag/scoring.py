@@ -39,7 +39,14 @@ class BiEncoderScorer:
         missing = list(dict.fromkeys(t for t in texts if (query, t) not in self._cache))
         if missing:
             if query:
-                vectors = [self.embedding.get_query_embedding(t) for t in missing]
+                # LlamaIndex has no public batched query embedding; HuggingFaceEmbedding's
+                # `_embed` is one batched encode with the query prompt (3x faster for answers).
+                batched = getattr(self.embedding, "_embed", None)
+                vectors = (
+                    batched(missing, prompt_name="query")
+                    if batched
+                    else [self.embedding.get_query_embedding(t) for t in missing]
+                )
             else:
                 vectors = self.embedding.get_text_embedding_batch(missing)
             for text, vector in zip(missing, vectors):

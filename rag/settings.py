@@ -102,6 +102,9 @@ class ReferenceSettings(BaseModel):
     threshold: float = Field(0.5, description="Calibrated score under which a segment is unsupported.")
     max_span: int = Field(3, description="Most sentences one segment may join.")
     margin: float = Field(0.05, description="Other chunks within this of the best are cited too.")
+    context_bonus: float = Field(
+        0.1, description="How far joining may raise a sentence's support above its own score."
+    )
 
 
 class Settings(BaseSettings):

@@ -28,15 +28,30 @@ def spans(segments):
 def test_known_optimum_joins_only_when_joining_helps():
     table = {
         "A": [0.9, 0.1, 0.1],
-        "B": [0.3, 0.2, 0.1],  # alone unsupported ("It was 35 km/h.")
+        "B": [0.4, 0.2, 0.1],  # alone unsupported ("It was 35 km/h.")
         "A B": [0.8, 0.1, 0.1],  # with its antecedent well supported
         "C": [0.1, 0.1, 0.95],
         "B C": [0.2, 0.1, 0.6],
         "A B C": [0.5, 0.1, 0.5],
     }
-    segments = match_references(["A", "B", "C"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 3, margin=0.0)
-    # A B joined: 2*0.8 = 1.6 beats 0.9 + max(0.3, 0.5) = 1.4; C alone on c2.
+    segments = match_references(
+        ["A", "B", "C"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 3, margin=0.0, context_bonus=0.3
+    )
+    # A B joined: A counts 0.8, B min(0.8, 0.4 + 0.3) = 0.7: 1.5 beats 0.9 + max(0.4, 0.5) = 1.4.
     assert spans(segments) == [(0, 1, True, [0]), (2, 2, True, [2])]
+
+
+def test_an_unsupported_sentence_cannot_ride_along_in_a_strong_segment():
+    table = {
+        "A": [0.9, 0.0, 0.0],
+        "W": [0.05, 0.02, 0.0],  # "The programme also bought a wind tunnel."
+        "A W": [0.88, 0.0, 0.0],  # a bi-encoder barely notices the extra sentence
+    }
+    segments = match_references(["A", "W"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 2)
+    assert spans(segments) == [(0, 0, True, [0]), (1, 1, False, [])]
+    # Without the per-sentence cap (an unbounded bonus) W would be swallowed as supported.
+    loose = match_references(["A", "W"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 2, context_bonus=1.0)
+    assert spans(loose) == [(0, 1, True, [0])]
 
 
 def test_does_not_merge_into_one_giant_segment_or_split_needlessly():

@@ -69,3 +69,14 @@ def test_reranker_with_a_cross_encoder_folder(base_settings, tmp_path):
     assert [n.score for n in ranked] == sorted(direct, reverse=True)[:2]
     with pytest.raises(FileNotFoundError, match="not a CrossEncoder folder"):
         build_scorer(fresh_settings(base_settings, tmp_path / "s2", scoring={"reranker_path": str(tmp_path / "none")}), None)
+
+
+def test_batched_query_embeddings_equal_single_ones(base_settings):
+    import numpy as np
+
+    embedding = build_embedding(base_settings)
+    scorer = build_scorer(base_settings, embedding)
+    texts = ["The airbag deployed after 14 ms.", "측면 충돌 시험 결과", "A much longer sentence " * 8]
+    batched = scorer.embed(texts, query=True)
+    single = np.asarray([embedding.get_query_embedding(t) for t in texts])
+    assert np.einsum("ij,ij->i", batched, single).min() > 0.9999
