@@ -98,6 +98,9 @@ class RagPipeline:
         sources = [source_entry(i + 1, node) for i, node in enumerate(top)]
         segments = self._match(text, top, sources)
         lap("match")
+        if not any(segment["supported"] for segment in segments):
+            # Not one sentence is backed by a source: a hallucination, not an answer.
+            return refused
         return Answer(question, text, True, segments, sources, timings, self.scorer.kind)
 
     def _reuse_stored_vectors(self, nodes: list[NodeWithScore]) -> None:

@@ -86,7 +86,7 @@ class RetrievalSettings(BaseModel):
     top_n: int = Field(10, description="Chunks retrieved before reranking.")
     top_k: int = Field(5, description="Chunks kept after reranking and given to the LLM.")
     min_score: float = Field(
-        0.5, description="Calibrated score under which the best chunk cannot ground an answer."
+        0.1, description="Calibrated score under which the best chunk cannot ground an answer."
     )
 
 
