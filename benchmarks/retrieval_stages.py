@@ -11,6 +11,7 @@ trained). Prints MAP@1/5/10 and Success@1/5/10 and writes JSON.
 from __future__ import annotations
 
 import argparse
+import shutil
 import json
 import tempfile
 from pathlib import Path
@@ -28,10 +29,11 @@ from rag.scoring import build_scorer
 from rag.settings import REPO_ROOT, load_settings
 
 DEVBENCH = REPO_ROOT.parent / "shared" / "devbench"
+# (name, corpus root, folder under it, QA file): gold doc ids are relative to the corpus root.
 CORPORA = [
-    ("sample", REPO_ROOT / "data/sample/docs", REPO_ROOT / "data/sample/qa.jsonl"),
-    ("debian_faq_en_html", DEVBENCH / "docs/debian-faq-en", DEVBENCH / "qa/debian_faq_en_html.jsonl"),
-    ("debian_faq_ko_html", DEVBENCH / "docs/debian-faq-ko", DEVBENCH / "qa/debian_faq_ko_html.jsonl"),
+    ("sample", REPO_ROOT / "data/sample/docs", None, REPO_ROOT / "data/sample/qa.jsonl"),
+    ("debian_faq_en_html", DEVBENCH / "docs", "debian-faq-en", DEVBENCH / "qa/debian_faq_en_html.jsonl"),
+    ("debian_faq_ko_html", DEVBENCH / "docs", "debian-faq-ko", DEVBENCH / "qa/debian_faq_ko_html.jsonl"),
 ]
 COLUMNS = ["map@1", "map@5", "map@10", "success@1", "success@5", "success@10"]
 
@@ -45,10 +47,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-retrieval-stages.json")
     args = parser.parse_args()
     results = {}
-    for name, docs, qa_file in CORPORA:
+    for name, root, folder, qa_file in CORPORA:
         settings = load_settings()
         settings.storage_dir = Path(tempfile.mkdtemp(prefix="ragqa-bench-stages-"))
-        ingest([docs], settings, progress=False)
+        if folder:  # ingest only that folder, with doc ids relative to the root as in the QA
+            root_copy = settings.storage_dir / "corpus"
+            shutil.copytree(root / folder, root_copy / folder)
+            root = root_copy
+        ingest([root], settings, progress=False)
         embedding = build_embedding(settings)
         scorer = build_scorer(settings, embedding)
         qa = [q for q in load_qa(qa_file) if q.get("answerable", True) and q["evidence"]]
