@@ -21,7 +21,7 @@ segment (a segment's similarity hardly drops when one unrelated sentence is adde
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 Scorer = Callable[[list[tuple[str, str]]], list[float]]
