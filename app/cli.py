@@ -68,6 +68,9 @@ def ingest(
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the Answer object as JSON.")] = False,
+    doc: Annotated[
+        Optional[list[str]], typer.Option("--doc", help="Answer only from this document (repeatable).")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Answer a question from the indexed documents, with references."""
@@ -85,7 +88,7 @@ def ask(
     except ModelNotPreparedError as error:
         typer.secho(f"error: {error}", fg="red", err=True)
         raise typer.Exit(1) from error
-    answer = pipeline.answer(question)
+    answer = pipeline.answer(question, docs=doc or [])
     if as_json:
         json.dump(answer.to_dict(), sys.stdout, ensure_ascii=False, indent=1)
         sys.stdout.write("\n")

@@ -19,7 +19,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from rag.models import build_embedding, build_llm
 from rag.postprocessors import ScorerRerank
 from rag.references import match_references, split_sentences
-from rag.retrieval import hybrid_retriever
+from rag.retrieval import doc_filter, hybrid_retriever
 from rag.scoring import build_scorer
 from rag.settings import Settings
 from rag.store import collection
@@ -61,13 +61,17 @@ class RagPipeline:
         self.settings = settings
         embedding = build_embedding(settings)
         self.llm = llm or build_llm(settings)
+        self.embedding = embedding
         self.retriever = hybrid_retriever(settings, embedding, self.llm)
         self.scorer = build_scorer(settings, embedding)
         self.reranker = ScorerRerank(self.scorer, top_n=settings.retrieval.top_k)
         self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
 
-    def answer(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
+    def answer(
+        self, question: str, on_token: Callable[[str], None] | None = None, docs: list[str] | None = None
+    ) -> Answer:
+        """Answer from all documents, or only from `docs` (document ids as ingested)."""
         cfg = self.settings
         timings: dict[str, float] = {}
         clock = time.perf_counter()
@@ -79,7 +83,11 @@ class RagPipeline:
             clock = now
 
         query = QueryBundle(question)
-        retrieved = self.retriever.retrieve(query)
+        filters = doc_filter(docs or [])
+        retriever = self.retriever if filters is None else hybrid_retriever(
+            self.settings, self.embedding, self.llm, filters=filters
+        )
+        retrieved = retriever.retrieve(query)
         self._reuse_stored_vectors(retrieved)
         lap("retrieve")
         top = self.reranker.postprocess_nodes(retrieved, query_bundle=query)

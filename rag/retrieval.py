@@ -13,7 +13,10 @@ from llama_index.core import VectorStoreIndex
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
+from llama_index.retrievers.bm25 import BM25Retriever
 
 from rag.settings import Settings
 from rag.store import collection, vector_store
@@ -21,15 +24,30 @@ from rag.store import collection, vector_store
 BM25_DIR = "bm25"
 
 
-def dense_retriever(settings: Settings, embedding: BaseEmbedding, top_n: int | None = None) -> BaseRetriever:
+class MatchingBM25Retriever(BM25Retriever):
+    """BM25 that returns only chunks with a positive score: bm25s fills its top k with
+    zero-score chunks, including those a filter's weight mask zeroed out."""
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return [node for node in super()._retrieve(query_bundle) if (node.score or 0.0) > 0.0]
+
+
+def doc_filter(docs: list[str]) -> MetadataFilters | None:
+    """Restrict retrieval to these documents (ids as ingested); None when the list is empty."""
+    if not docs:
+        return None
+    return MetadataFilters(filters=[MetadataFilter(key="doc", value=list(docs), operator=FilterOperator.IN)])
+
+
+def dense_retriever(
+    settings: Settings, embedding: BaseEmbedding, top_n: int | None = None, filters: MetadataFilters | None = None
+) -> BaseRetriever:
     index = VectorStoreIndex.from_vector_store(vector_store(settings), embed_model=embedding)
-    return index.as_retriever(similarity_top_k=top_n or settings.retrieval.top_n)
+    return index.as_retriever(similarity_top_k=top_n or settings.retrieval.top_n, filters=filters)
 
 
 def rebuild_bm25(settings: Settings) -> int:
     """(Re)build the BM25 index from every chunk in the store; returns the chunk count."""
-    from llama_index.retrievers.bm25 import BM25Retriever
-
     target = settings.storage_dir / BM25_DIR
     got = collection(settings).get(include=["documents", "metadatas"])
     shutil.rmtree(target, ignore_errors=True)
@@ -44,23 +62,40 @@ def rebuild_bm25(settings: Settings) -> int:
     return len(nodes)
 
 
-def bm25_retriever(settings: Settings, top_n: int | None = None) -> BaseRetriever | None:
-    """The persisted BM25 retriever, or None before anything was ingested."""
-    from llama_index.retrievers.bm25 import BM25Retriever
-
+def bm25_retriever(
+    settings: Settings, top_n: int | None = None, filters: MetadataFilters | None = None
+) -> BaseRetriever | None:
+    """The persisted BM25 retriever (filters become its corpus weight mask), or None before
+    anything was ingested or when the filters leave no chunk."""
     path = settings.storage_dir / BM25_DIR
     if not path.is_dir():
         return None
     retriever = BM25Retriever.from_persist_dir(str(path), show_progress=False)
-    retriever.similarity_top_k = min(top_n or settings.retrieval.top_n, len(retriever.corpus))
-    return retriever
+    top = min(top_n or settings.retrieval.top_n, len(retriever.corpus))
+    if filters is None:
+        retriever.similarity_top_k = top
+        return retriever
+    try:
+        return MatchingBM25Retriever(
+            existing_bm25=retriever.bm25, filters=filters, similarity_top_k=top, stemmer=retriever.stemmer,
+            skip_stemming=retriever.skip_stemming, token_pattern=retriever.token_pattern,
+        )
+    except ValueError:  # every chunk filtered out
+        return None
 
 
-def hybrid_retriever(settings: Settings, embedding: BaseEmbedding, llm: LLM, top_n: int | None = None) -> BaseRetriever:
-    """Dense + BM25 by reciprocal rank fusion; dense alone when there is no BM25 index yet."""
+def hybrid_retriever(
+    settings: Settings,
+    embedding: BaseEmbedding,
+    llm: LLM,
+    top_n: int | None = None,
+    filters: MetadataFilters | None = None,
+) -> BaseRetriever:
+    """Dense + BM25 by reciprocal rank fusion; dense alone when there is no BM25 index yet.
+    Metadata filters reach both channels."""
     top_n = top_n or settings.retrieval.top_n
-    dense = dense_retriever(settings, embedding, top_n)
-    sparse = bm25_retriever(settings, top_n)
+    dense = dense_retriever(settings, embedding, top_n, filters)
+    sparse = bm25_retriever(settings, top_n, filters)
     if sparse is None:
         return dense
     return QueryFusionRetriever(

@@ -80,3 +80,15 @@ def test_batched_query_embeddings_equal_single_ones(base_settings):
     batched = scorer.embed(texts, query=True)
     single = np.asarray([embedding.get_query_embedding(t) for t in texts])
     assert np.einsum("ij,ij->i", batched, single).min() > 0.9999
+
+
+def test_document_filters_reach_both_channels(store, pipeline):
+    from rag.retrieval import doc_filter
+
+    settings, _ = store
+    embedding = build_embedding(settings)
+    only = doc_filter(["airbags.md"])
+    question = "Which part is the B-pillar patch QX-4471-B?"
+    assert set(docs(hybrid_retriever(settings, embedding, pipeline.llm, filters=only).retrieve(question))) == {"airbags.md"}
+    assert bm25_retriever(settings, filters=doc_filter(["no-such.md"])) is None
+    assert doc_filter([]) is None
