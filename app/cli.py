@@ -76,7 +76,6 @@ def ask(
     """Answer a question from the indexed documents, with references."""
     from rag.models import ModelNotPreparedError
     from rag.pipeline import RagPipeline
-
     from rag.store import collection
 
     settings = _settings(config)

@@ -50,14 +50,16 @@ def rebuild_bm25(settings: Settings) -> int:
     """(Re)build the BM25 index from every chunk in the store; returns the chunk count."""
     target = settings.storage_dir / BM25_DIR
     got = collection(settings).get(include=["documents", "metadatas"])
-    shutil.rmtree(target, ignore_errors=True)
     if not got["ids"]:
+        shutil.rmtree(target, ignore_errors=True)
         return 0
     nodes = [metadata_dict_to_node(meta, text=text) for meta, text in zip(got["metadatas"], got["documents"])]
+    # Build beside the old index and swap at the end, so a failed build leaves the old one.
     partial = target.with_name(BM25_DIR + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=settings.retrieval.top_n)
     retriever.persist(str(partial), show_progress=False)
+    shutil.rmtree(target, ignore_errors=True)
     partial.replace(target)
     return len(nodes)
 
