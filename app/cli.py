@@ -71,14 +71,24 @@ def ask(
     doc: Annotated[
         Optional[list[str]], typer.Option("--doc", help="Answer only from this document (repeatable).")
     ] = None,
+    where: Annotated[
+        Optional[list[str]],
+        typer.Option("--where", help="Only documents whose header FIELD equals VALUE: FIELD=VALUE (repeatable)."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Answer a question from the indexed documents, with references."""
     from rag.models import ModelNotPreparedError
     from rag.pipeline import RagPipeline
+    from rag.retrieval import parse_where
     from rag.store import collection
 
     settings = _settings(config)
+    try:
+        conditions = parse_where(where or [])
+    except ValueError as error:
+        typer.secho(f"error: {error}", fg="red", err=True)
+        raise typer.Exit(2) from error
     if collection(settings).count() == 0:
         typer.secho("error: no documents are indexed yet: run `ragqa ingest PATH` first", fg="red", err=True)
         raise typer.Exit(1)
@@ -87,7 +97,7 @@ def ask(
     except ModelNotPreparedError as error:
         typer.secho(f"error: {error}", fg="red", err=True)
         raise typer.Exit(1) from error
-    answer = pipeline.answer(question, docs=doc or [])
+    answer = pipeline.answer(question, docs=doc or [], where=conditions)
     if as_json:
         json.dump(answer.to_dict(), sys.stdout, ensure_ascii=False, indent=1)
         sys.stdout.write("\n")

@@ -19,7 +19,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from rag.models import build_embedding, build_llm
 from rag.postprocessors import ScorerRerank
 from rag.references import match_references, split_sentences
-from rag.retrieval import doc_filter, hybrid_retriever
+from rag.retrieval import hybrid_retriever, metadata_filters
 from rag.scoring import build_scorer
 from rag.settings import Settings
 from rag.store import collection
@@ -69,9 +69,14 @@ class RagPipeline:
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
 
     def answer(
-        self, question: str, on_token: Callable[[str], None] | None = None, docs: list[str] | None = None
+        self,
+        question: str,
+        on_token: Callable[[str], None] | None = None,
+        docs: list[str] | None = None,
+        where: dict[str, str] | None = None,
     ) -> Answer:
-        """Answer from all documents, or only from `docs` (document ids as ingested)."""
+        """Answer from all documents, or only from `docs` (document ids as ingested) and from
+        documents whose header fields equal `where`'s values."""
         cfg = self.settings
         timings: dict[str, float] = {}
         clock = time.perf_counter()
@@ -83,7 +88,7 @@ class RagPipeline:
             clock = now
 
         query = QueryBundle(question)
-        filters = doc_filter(docs or [])
+        filters = metadata_filters(docs, where)
         retriever = self.retriever if filters is None else hybrid_retriever(
             self.settings, self.embedding, self.llm, filters=filters
         )

@@ -32,11 +32,24 @@ class MatchingBM25Retriever(BM25Retriever):
         return [node for node in super()._retrieve(query_bundle) if (node.score or 0.0) > 0.0]
 
 
-def doc_filter(docs: list[str]) -> MetadataFilters | None:
-    """Restrict retrieval to these documents (ids as ingested); None when the list is empty."""
-    if not docs:
-        return None
-    return MetadataFilters(filters=[MetadataFilter(key="doc", value=list(docs), operator=FilterOperator.IN)])
+def metadata_filters(docs: list[str] | None = None, where: dict[str, str] | None = None) -> MetadataFilters | None:
+    """Restrict retrieval to these documents (ids as ingested) and to chunks whose header fields
+    equal the given values (e.g. {"Region": "Europe"}), all conditions together; None when there
+    is no condition."""
+    filters = [MetadataFilter(key="doc", value=list(docs), operator=FilterOperator.IN)] if docs else []
+    filters += [MetadataFilter(key=key, value=value, operator=FilterOperator.EQ) for key, value in (where or {}).items()]
+    return MetadataFilters(filters=filters) if filters else None
+
+
+def parse_where(conditions: list[str]) -> dict[str, str]:
+    """`FIELD=VALUE` strings (CLI, UI) -> {field: value}; a malformed one is a ValueError."""
+    where = {}
+    for condition in conditions:
+        key, sep, value = condition.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ValueError(f"filter {condition!r} is not FIELD=VALUE (e.g. Region=Europe)")
+        where[key.strip()] = value.strip()
+    return where
 
 
 def dense_retriever(

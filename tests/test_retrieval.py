@@ -82,13 +82,20 @@ def test_batched_query_embeddings_equal_single_ones(base_settings):
     assert np.einsum("ij,ij->i", batched, single).min() > 0.9999
 
 
-def test_document_filters_reach_both_channels(store, pipeline):
-    from rag.retrieval import doc_filter
+def test_document_and_header_filters_reach_both_channels(store, pipeline):
+    from rag.retrieval import metadata_filters, parse_where
 
     settings, _ = store
     embedding = build_embedding(settings)
-    only = doc_filter(["airbags.md"])
     question = "Which part is the B-pillar patch QX-4471-B?"
-    assert set(docs(hybrid_retriever(settings, embedding, pipeline.llm, filters=only).retrieve(question))) == {"airbags.md"}
-    assert bm25_retriever(settings, filters=doc_filter(["no-such.md"])) is None
-    assert doc_filter([]) is None
+
+    def hybrid(filters):
+        return set(docs(hybrid_retriever(settings, embedding, pipeline.llm, filters=filters).retrieve(question)))
+
+    assert hybrid(metadata_filters(docs=["airbags.md"])) == {"airbags.md"}
+    assert hybrid(metadata_filters(where=parse_where(["Region=Patagonia"]))) == {"patch.md"}
+    assert bm25_retriever(settings, filters=metadata_filters(["no-such.md"])) is None
+    assert bm25_retriever(settings, filters=metadata_filters(where={"Region": "Atlantis"})) is None
+    assert metadata_filters([], {}) is None
+    with pytest.raises(ValueError, match="not FIELD=VALUE"):
+        parse_where(["Region"])

@@ -46,3 +46,11 @@ def test_upload_indexes_files_and_reports_failures(base_settings, tmp_path):
     assert "**broken.pdf**: corrupt or unreadable PDF" in message
     assert seen[0] == ((0, 2), "indexing notes.md") and seen[-1] == ((2, 2), "done")
     assert {m["doc"] for m in collection(settings).get()["metadatas"]} == {"notes.md"}
+
+
+def test_filters_reach_the_pipeline(pipeline):
+    # No indexed document has this header value, so nothing is retrieved and the answer is refused.
+    final = list(answer_stream(pipeline, BATTERY_Q, where={"Region": "Atlantis"}))[-1]
+    assert isinstance(final, Answer) and not final.answerable and final.sources == []
+    final = list(answer_stream(pipeline, BATTERY_Q, docs=["battery.md"]))[-1]
+    assert final.answerable and {s["doc"] for s in final.sources} == {"battery.md"}
