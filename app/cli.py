@@ -118,6 +118,9 @@ def serve(
     launch(_settings(config), port=port)
 
 
+from app import eval_cli  # noqa: E402, F401  (registers `eval ...` and `report` on `app`)
+
+
 def main() -> None:
     app()
 

@@ -12,7 +12,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.llms import LLM
 
-from rag.settings import Settings
+from rag.settings import LLMSettings, Settings
 
 
 class ModelNotPreparedError(RuntimeError):
@@ -40,9 +40,9 @@ def chatml_completion_to_prompt(completion: str, system_prompt: str | None = Non
     return chatml_messages_to_prompt([ChatMessage(role="user", content=completion)], system_prompt)
 
 
-def build_llm(settings: Settings) -> LLM:
-    """The generation backend named by `llm.backend`."""
-    cfg = settings.llm
+def build_llm(settings: Settings, cfg: LLMSettings | None = None) -> LLM:
+    """The generation backend named by `llm.backend` (or by `cfg`, e.g. the judge's)."""
+    cfg = cfg or settings.llm
     if cfg.backend == "vllm":
         # vLLM's OpenAI-compatible server; llama.cpp's server speaks the same protocol.
         from llama_index.llms.openai_like import OpenAILike

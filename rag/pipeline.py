@@ -20,7 +20,7 @@ from rag.models import build_embedding, build_llm
 from rag.postprocessors import ScorerRerank
 from rag.references import match_references, split_sentences
 from rag.retrieval import hybrid_retriever, metadata_filters
-from rag.scoring import build_scorer
+from rag.scoring import build_scorer, reuse_stored_vectors
 from rag.settings import Settings
 from rag.store import collection
 
@@ -93,7 +93,7 @@ class RagPipeline:
             self.settings, self.embedding, self.llm, filters=filters
         )
         retrieved = retriever.retrieve(query)
-        self._reuse_stored_vectors(retrieved)
+        reuse_stored_vectors(self.scorer, self.collection, retrieved)
         lap("retrieve")
         top = self.reranker.postprocess_nodes(retrieved, query_bundle=query)
         lap("rerank")
@@ -104,7 +104,7 @@ class RagPipeline:
 
         text = self._generate(question, top, on_token)
         lap("generate")
-        if _is_refusal(text, cfg.refusal):
+        if is_refusal(text, cfg.refusal):
             timings["match"] = 0.0
             return refused
 
@@ -115,17 +115,6 @@ class RagPipeline:
             # Not one sentence is backed by a source: a hallucination, not an answer.
             return refused
         return Answer(question, text, True, segments, sources, timings, self.scorer.kind)
-
-    def _reuse_stored_vectors(self, nodes: list[NodeWithScore]) -> None:
-        """Hand the bi-encoder scorer the chunk vectors the store already holds, so reranking
-        and reference matching embed only the query and the answer's segments."""
-        if not nodes or not hasattr(self.scorer, "remember"):
-            return
-        got = self.collection.get(ids=[n.node.node_id for n in nodes], include=["embeddings"])
-        vectors = dict(zip(got["ids"], got["embeddings"]))
-        for node in nodes:
-            if node.node.node_id in vectors:
-                self.scorer.remember(node.node.get_content(metadata_mode=MetadataMode.EMBED), vectors[node.node.node_id])
 
     def _generate(self, question: str, top: list[NodeWithScore], on_token: Callable[[str], None] | None) -> str:
         context = "\n\n".join(
@@ -166,7 +155,7 @@ class RagPipeline:
         ]
 
 
-def _is_refusal(text: str, refusal: str) -> bool:
+def is_refusal(text: str, refusal: str) -> bool:
     def norm(s: str) -> str:
         return re.sub(r"\W+", " ", s).strip().lower()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 from llama_index.core.embeddings import BaseEmbedding
+from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.settings import Settings
 
@@ -86,6 +87,18 @@ class CrossEncoderScorer:
             return []
         scores = self.model.predict(list(pairs), batch_size=self.batch_size, show_progress_bar=False)
         return [float(s) if 0.0 <= s <= 1.0 else 1.0 / (1.0 + math.exp(-s)) for s in scores]
+
+
+def reuse_stored_vectors(scorer, collection, nodes: Sequence[NodeWithScore]) -> None:
+    """Hand a bi-encoder scorer the chunk vectors the store already holds, so reranking and
+    reference matching embed only the query and the answer's segments."""
+    if not nodes or not hasattr(scorer, "remember"):
+        return
+    got = collection.get(ids=[n.node.node_id for n in nodes], include=["embeddings"])
+    vectors = dict(zip(got["ids"], got["embeddings"]))
+    for node in nodes:
+        if node.node.node_id in vectors:
+            scorer.remember(node.node.get_content(metadata_mode=MetadataMode.EMBED), vectors[node.node.node_id])
 
 
 def build_scorer(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer | CrossEncoderScorer:

@@ -107,6 +107,18 @@ class ReferenceSettings(BaseModel):
     )
 
 
+class EvaluationSettings(BaseModel):
+    """The LLM judge of `ragqa eval answers|judge|ragas` and its prompts."""
+
+    judge_llm: LLMSettings | None = Field(None, description="Judge backend; absent: the [llm] backend.")
+    judge_prompt_file: Path = Field(Path("prompts/judge.txt"), description="Single-answer grading prompt.")
+    pairwise_prompt_file: Path = Field(Path("prompts/judge_pairwise.txt"), description="Pairwise prompt.")
+    no_rag_prompt_file: Path = Field(Path("prompts/no_rag.txt"), description="Prompt of --no-rag runs.")
+    retries: int = Field(2, description="Extra judge calls when its reply is not the JSON asked for.")
+    timeout_s: float = Field(600, description="Longest wait for one judge call.")
+    concurrency: int = Field(1, description="Judge calls in flight (raise it for a vLLM server).")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RAGQA_", env_nested_delimiter="__", extra="ignore"
@@ -125,6 +137,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     references: ReferenceSettings = Field(default_factory=ReferenceSettings)
+    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -143,6 +156,8 @@ class Settings(BaseSettings):
         self.models_dir = (base / self.models_dir).resolve() if str(self.models_dir) not in ("", ".") else self.storage_dir / "models"
         self.prompt_file = (base / self.prompt_file).resolve()
         self.headers.llm_prompt_file = (base / self.headers.llm_prompt_file).resolve()
+        for name in ("judge_prompt_file", "pairwise_prompt_file", "no_rag_prompt_file"):
+            setattr(self.evaluation, name, (base / getattr(self.evaluation, name)).resolve())
 
     # Run-time state lives under storage_dir so one variable moves all of it.
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import shutil
 import socket
 from pathlib import Path
@@ -64,3 +65,41 @@ def pipeline(indexed):
     from rag.pipeline import RagPipeline
 
     return RagPipeline(indexed)
+
+
+def _loopback(host) -> bool:
+    if host in ("localhost", "", None):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Every non-loopback connect or name lookup fails; the attempts are listed."""
+    attempts: list = []
+    real_connect, real_connect_ex, real_getaddrinfo = socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
+
+    def guard(address):
+        if isinstance(address, tuple) and not _loopback(address[0]):
+            attempts.append(address)
+            raise ConnectionRefusedError(f"test forbids connecting to {address}")
+
+    def connect(self, address):
+        guard(address)
+        return real_connect(self, address)
+
+    def connect_ex(self, address):
+        guard(address)
+        return real_connect_ex(self, address)
+
+    def getaddrinfo(host, *args, **kwargs):
+        guard((host, 0))
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return attempts

@@ -1,0 +1,123 @@
+"""`ragqa eval ...` and `ragqa report`: thin wrappers over evaluation.runner. Each command
+prints the run folder's path last (scripts and CI read it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from app.cli import ConfigOption, _settings, app
+
+eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval, answers, references; reports in storage/reports.")
+app.add_typer(eval_app, name="eval")
+
+QAOption = Annotated[Path, typer.Option("--qa", exists=True, dir_okay=False, help="QA file (JSON Lines, DESIGN.md format).")]
+RunArgument = Annotated[Path, typer.Argument(exists=True, file_okay=False, help="A run folder under storage/reports.")]
+
+
+def _done(path: Path) -> None:
+    typer.echo(f"report: {path / 'report.md'}")
+    typer.echo(str(path))
+
+
+def _fail(error: Exception) -> None:
+    typer.secho(f"error: {error}", fg="red", err=True)
+    raise typer.Exit(1) from error
+
+
+@eval_app.command()
+def retrieval(
+    qa: QAOption,
+    n: Annotated[Optional[list[int]], typer.Option("--n", help="Chunks retrieved per stage (repeatable; default retrieval.top_n).")] = None,
+    vary: Annotated[Optional[list[str]], typer.Option("--vary", help="SECTION.KEY=V1,V2: one store per value, e.g. headers.enabled=true,false (repeatable: cross product; needs --corpus).")] = None,
+    corpus: Annotated[Optional[list[Path]], typer.Option("--corpus", exists=True, help="Ingest this folder into a fresh store per variant instead of using the configured store.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """MAP/Success@1,5,10, MRR and evidence metrics per stage: dense, bm25, hybrid, rerank."""
+    from evaluation.runner import run_retrieval
+
+    try:
+        _done(run_retrieval(_settings(config), qa, n, vary, corpus))
+    except ValueError as error:
+        _fail(error)
+
+
+@eval_app.command()
+def answers(
+    qa: QAOption,
+    no_rag: Annotated[bool, typer.Option("--no-rag", help="The same LLM without documents (the paper's baseline).")] = False,
+    judge: Annotated[bool, typer.Option("--judge", help="Grade the answers with the LLM judge.")] = False,
+    ragas: Annotated[bool, typer.Option("--ragas", help="Score the answers with RAGAS.")] = False,
+    limit: Annotated[Optional[int], typer.Option(help="Only the first N questions.")] = None,
+    resume: Annotated[Optional[Path], typer.Option(exists=True, file_okay=False, help="Continue this interrupted run.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Answer every question; refusal accuracy, and judge grades / RAGAS scores if asked."""
+    from evaluation.runner import run_answers
+
+    try:
+        _done(run_answers(_settings(config), qa, no_rag, judge, ragas, limit, resume))
+    except (ValueError, FileNotFoundError) as error:
+        _fail(error)
+
+
+@eval_app.command("judge")
+def judge_command(
+    run: Annotated[Optional[Path], typer.Argument(exists=True, file_okay=False, help="Answers run to grade (1-5 per criterion).")] = None,
+    a: Annotated[Optional[Path], typer.Option("--a", exists=True, file_okay=False, help="Answers run A (pairwise).")] = None,
+    b: Annotated[Optional[Path], typer.Option("--b", exists=True, file_okay=False, help="Answers run B (pairwise).")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Grade one answers run, or compare two (--a RUN --b RUN): win/tie/lose of A, both orders."""
+    from evaluation.runner import grade_answers, run_pairwise
+
+    settings = _settings(config)
+    if (run is None) == (a is None or b is None):
+        _fail(ValueError("give either one answers run, or --a RUN --b RUN"))
+    try:
+        _done(grade_answers(settings, run) if run is not None else run_pairwise(settings, a, b))
+    except ValueError as error:
+        _fail(error)
+
+
+@eval_app.command("ragas")
+def ragas_command(run: RunArgument, config: ConfigOption = None) -> None:
+    """RAGAS metrics (faithfulness, relevancy, context precision/recall, factual correctness,
+    ROUGE, BLEU, chrF, string similarity, ID-based context precision/recall) for an answers run."""
+    from evaluation.runner import ragas_answers
+
+    _done(ragas_answers(_settings(config), run))
+
+
+@eval_app.command()
+def references(
+    gold: Annotated[Path, typer.Option("--gold", exists=True, dir_okay=False, help="Reference gold file (JSON Lines).")],
+    config: ConfigOption = None,
+) -> None:
+    """Reference matcher alone: sentence precision, coverage, threshold curve, latency."""
+    from evaluation.runner import run_references
+
+    try:
+        _done(run_references(_settings(config), gold))
+    except ValueError as error:
+        _fail(error)
+
+
+@app.command()
+def report(
+    run_a: RunArgument,
+    run_b: Annotated[Optional[Path], typer.Argument(exists=True, file_okay=False, help="Second run: compare A and B.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Rewrite a run's report.md, or compare two runs side by side."""
+    from evaluation.report import write_report
+    from evaluation.runner import compare
+    from evaluation.runs import Run
+
+    if run_b is None:
+        write_report(Run(run_a))
+        _done(run_a)
+    else:
+        _done(compare(_settings(config), run_a, run_b))

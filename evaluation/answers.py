@@ -1,0 +1,101 @@
+"""Answer runs: ask every question of a QA file through the pipeline (or the bare LLM with
+`no_rag`, the paper's baseline), record what came back, and measure refusal accuracy.
+
+One results.jsonl line per question, written as soon as it is answered, so a long run resumes
+where it stopped. Judge grades and RAGAS scores are added to these rows by evaluation.judge and
+evaluation.ragas_eval; the rows carry everything they need (question, reference, answer,
+contexts, retrieved and gold chunk ids).
+"""
+
+from __future__ import annotations
+
+import time
+from statistics import median
+from typing import Any
+
+from tqdm import tqdm
+
+from evaluation.gold import satisfies
+from evaluation.metrics import required
+from evaluation.runs import Run
+from rag.pipeline import RagPipeline, is_refusal
+from rag.store import collection
+
+
+def gold_chunk_ids(settings, qa: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per question, the ids of every indexed chunk that satisfies one of its required items."""
+    store = collection(settings).get(include=["documents", "metadatas"])
+    chunks = list(zip(store["ids"], store["documents"], store["metadatas"]))
+    out = {}
+    for item in qa:
+        need = [item["evidence"][j] for j in required(item.get("evidence", []))]
+        out[item["id"]] = [cid for cid, text, meta in chunks if any(satisfies(e, text, meta, cid) for e in need)]
+    return out
+
+
+def answer_questions(
+    pipeline: RagPipeline, qa: list[dict[str, Any]], run: Run, no_rag: bool = False, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Answer the questions `run` has not answered yet; returns all its rows."""
+    settings = pipeline.settings
+    done = run.done()
+    todo = [item for item in qa if item["id"] not in done]
+    gold = gold_chunk_ids(settings, todo)
+    no_rag_prompt = settings.evaluation.no_rag_prompt_file.read_text(encoding="utf-8")
+    for item in tqdm(todo, desc="answering", unit="q", disable=not progress):
+        started = time.perf_counter()
+        if no_rag:
+            text = pipeline.llm.complete(no_rag_prompt.format(question=item["question"], refusal=settings.refusal)).text.strip()
+            answer = {"answer": text, "answerable": not is_refusal(text, settings.refusal),
+                      "segments": [], "sources": [], "timings_ms": {}}
+        else:
+            answer = pipeline.answer(item["question"]).to_dict()
+        run.append({
+            "id": item["id"],
+            "question": item["question"],
+            "reference": item.get("answer"),
+            "gold_answerable": item.get("answerable", True),
+            "answer": answer["answer"],
+            "answered": answer["answerable"],
+            "contexts": [s["text"] for s in answer["sources"]],
+            "retrieved_ids": [s["chunk_id"] for s in answer["sources"]],
+            "gold_ids": gold[item["id"]],
+            "segments": answer["segments"],
+            "supported_share": supported_share(answer["segments"]),
+            "timings_ms": answer["timings_ms"] | {"total": round((time.perf_counter() - started) * 1000, 1)},
+        })
+    return run.results()
+
+
+def supported_share(segments: list[dict[str, Any]]) -> float | None:
+    """Share of the answer's sentences that the reference matcher found support for."""
+    def size(segment: dict[str, Any]) -> int:
+        first, last = segment["sentences"]
+        return last - first + 1
+
+    total = sum(size(s) for s in segments)
+    backed = sum(size(s) for s in segments if s["supported"])
+    return round(backed / total, 4) if total else None
+
+
+def refusal_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Refused when it should (unanswerable items) and answered when it should (the others)."""
+    unanswerable = [r for r in rows if not r["gold_answerable"]]
+    answerable = [r for r in rows if r["gold_answerable"]]
+    correct = sum(not r["answered"] for r in unanswerable) + sum(r["answered"] for r in answerable)
+
+    def rate(part: int, whole: int) -> float | None:
+        return round(part / whole, 4) if whole else None
+
+    shares = [r["supported_share"] for r in rows if r["answered"] and r["supported_share"] is not None]
+    totals = [r["timings_ms"]["total"] for r in rows]
+    return {
+        "n_questions": len(rows),
+        "n_answerable": len(answerable),
+        "n_unanswerable": len(unanswerable),
+        "refusal_accuracy": rate(correct, len(rows)),
+        "refused_when_unanswerable": rate(sum(not r["answered"] for r in unanswerable), len(unanswerable)),
+        "answered_when_answerable": rate(sum(r["answered"] for r in answerable), len(answerable)),
+        "mean_supported_share": round(sum(shares) / len(shares), 4) if shares else None,
+        "p50_total_ms": round(median(totals), 1) if totals else None,
+    }

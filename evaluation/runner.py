@@ -1,0 +1,153 @@
+"""The evaluations end to end, as `ragqa eval ...` and the notebook run them: each one fills a
+run folder (evaluation.runs), writes metrics.json and report.md, and returns the folder.
+
+    retrieval   QA file -> metrics by stage (dense, bm25, hybrid, rerank), n and variant
+    answers     QA file -> answers (RAG or --no-rag), refusal accuracy; optionally graded by
+                the LLM judge (grade_answers) and RAGAS (ragas_answers), resumable per question
+    references  reference gold file -> matcher precision/coverage/threshold curve, latency
+    pairwise    two answers runs -> win/tie/lose of A against B per judge criterion
+    compare     two runs of any kind -> every shared metric side by side
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from evaluation.answers import answer_questions, refusal_metrics
+from evaluation.gold import load_qa
+from evaluation.judge import Judge, summarise_grades, summarise_pairs
+from evaluation.report import compare_runs, write_report
+from evaluation.runs import Run
+from rag.settings import Settings
+
+
+def _config(kind: str, **fields: Any) -> dict[str, Any]:
+    command = "ragqa " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if "ragqa" in sys.argv[0] else ""
+    return {"kind": kind, "command": command} | {k: str(v) if isinstance(v, Path) else v for k, v in fields.items()}
+
+
+def _finish(run: Run, metrics: dict[str, Any]) -> Path:
+    run.write_json("metrics.json", metrics)
+    write_report(run)
+    return run.path
+
+
+def run_retrieval(
+    settings: Settings, qa_file: Path, ns: list[int] | None = None, vary: list[str] | None = None,
+    corpus: list[Path] | None = None, name: str = "retrieval", progress: bool = True,
+) -> Path:
+    from evaluation.retrieval import evaluate_retrieval
+
+    ns = ns or [settings.retrieval.top_n]
+    metrics, rows = evaluate_retrieval(settings, load_qa(qa_file), ns, vary, corpus, progress)
+    run = Run.start(settings, name, _config("retrieval", qa=qa_file, n=ns, vary=vary or [],
+                                            corpus=[str(c) for c in corpus or []]))
+    for row in rows:
+        run.append(row)
+    return _finish(run, metrics)
+
+
+def run_answers(
+    settings: Settings, qa_file: Path, no_rag: bool = False, judge: bool = False, ragas: bool = False,
+    limit: int | None = None, resume: Path | None = None, name: str | None = None, pipeline=None,
+    progress: bool = True,
+) -> Path:
+    """Answer the QA file's questions (the first `limit`), then grade them if asked."""
+    from rag.pipeline import RagPipeline
+
+    qa = load_qa(qa_file)[:limit]
+    run = Run.start(settings, name or ("no-rag" if no_rag else "answers"),
+                    _config("answers", qa=qa_file, no_rag=no_rag, limit=limit), resume)
+    pipeline = pipeline or RagPipeline(settings)
+    rows = answer_questions(pipeline, qa, run, no_rag=no_rag, progress=progress)
+    run.write_json("metrics.json", {"answers": refusal_metrics(rows)})
+    if judge:
+        grade_answers(settings, run.path, llm=pipeline.llm if settings.evaluation.judge_llm is None else None)
+    if ragas:
+        ragas_answers(settings, run.path, llm=pipeline.llm if settings.evaluation.judge_llm is None else None,
+                      embedding=pipeline.embedding, progress=progress)
+    return _finish(run, run.metrics())
+
+
+def grade_answers(settings: Settings, run_dir: Path, llm=None) -> Path:
+    """Single-answer judge grades for an answers run (judge.jsonl), resumable."""
+    run = Run(Path(run_dir))
+    judge = Judge.from_settings(settings, llm)
+    done = run.done("judge")
+    rows = [r for r in run.results() if r["id"] not in done]
+
+    def grade(row: dict[str, Any]) -> dict[str, Any]:
+        return judge.grade(row["question"], row["reference"], row["answer"])
+
+    for row, grades in judge.map(grade, rows, desc="judging"):
+        run.append({"id": row["id"], "judge": grades}, "judge")
+    return _finish(run, run.metrics() | {"judge": summarise_grades(run.results("judge"))})
+
+
+def ragas_answers(settings: Settings, run_dir: Path, llm=None, embedding=None, progress: bool = True) -> Path:
+    """RAGAS scores for an answers run (ragas.jsonl), one question at a time so it resumes."""
+    from evaluation.ragas_eval import LLM_METRICS, NON_LLM_METRICS, RagasRow, ragas_scores
+    from rag.models import build_embedding, build_llm
+
+    run = Run(Path(run_dir))
+    llm = llm or build_llm(settings, settings.evaluation.judge_llm)
+    embedding = embedding or build_embedding(settings)
+    done = run.done("ragas")
+    for row in [r for r in run.results() if r["id"] not in done and r["answered"]]:
+        sample = RagasRow(row["question"], row["answer"], row["contexts"], row["reference"],
+                          row["retrieved_ids"], row["gold_ids"])
+        metrics = LLM_METRICS + NON_LLM_METRICS if row["contexts"] else NON_LLM_METRICS[:4]  # no-RAG: no contexts
+        scores = ragas_scores([sample], llm, embedding, metrics=metrics, timeout_s=int(settings.evaluation.timeout_s),
+                              max_workers=settings.evaluation.concurrency, show_progress=progress)[0]
+        run.append({"id": row["id"], "scores": scores}, "ragas")
+    rows = run.results("ragas")
+    names = sorted({k for r in rows for k in r["scores"]})
+    summary = {}
+    for key in names:
+        values = [r["scores"][key] for r in rows if r["scores"].get(key) is not None]
+        summary[key] = {"mean": round(sum(values) / len(values), 4) if values else None, "n": len(values)}
+    return _finish(run, run.metrics() | {"ragas": summary})
+
+
+def run_references(settings: Settings, gold_file: Path, name: str = "references", progress: bool = True) -> Path:
+    from evaluation.references import evaluate_references, load_gold
+    from rag.models import build_embedding
+    from rag.scoring import build_scorer
+
+    items = load_gold(gold_file)
+    embedding = None if settings.scoring.reranker_path else build_embedding(settings)
+    metrics, rows = evaluate_references(settings, items, build_scorer(settings, embedding), progress)
+    run = Run.start(settings, name, _config("references", gold=gold_file))
+    for row in rows:
+        run.append(row)
+    return _finish(run, metrics)
+
+
+def run_pairwise(settings: Settings, run_a: Path, run_b: Path, name: str = "pairwise", llm=None) -> Path:
+    """A's answers against B's on the questions both answered, judged in both orders."""
+    a, b = Run(Path(run_a)), Run(Path(run_b))
+    answers_b = {r["id"]: r for r in b.results()}
+    pairs = [(r, answers_b[r["id"]]) for r in a.results() if r["id"] in answers_b]
+    if not pairs:
+        raise ValueError(f"{run_a} and {run_b} share no question")
+    judge = Judge.from_settings(settings, llm)
+    run = Run.start(settings, name, _config("pairwise", a=a.path, b=b.path))
+
+    def compare(pair: tuple[dict, dict]) -> dict[str, Any]:
+        row_a, row_b = pair
+        return judge.compare(row_a["question"], row_a["reference"], row_a["answer"], row_b["answer"])
+
+    for (row_a, _), verdict in judge.map(compare, pairs, desc="comparing"):
+        run.append({"id": row_a["id"], "pair": verdict})
+    metrics = {"a": str(a.path), "b": str(b.path), "a_name": a.path.name, "b_name": b.path.name,
+               "pairwise": summarise_pairs(run.results())}
+    return _finish(run, metrics)
+
+
+def compare(settings: Settings, run_a: Path, run_b: Path) -> Path:
+    run = Run.start(settings, "compare", _config("compare", a=run_a, b=run_b))
+    compare_runs(Run(Path(run_a)), Run(Path(run_b)), run)
+    return run.path

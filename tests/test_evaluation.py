@@ -1,0 +1,169 @@
+"""The evaluation module end to end: retrieval by stage, reference matching, answers with the
+real embedded LLM as generator and judge, pairwise order swap, run folders, reports, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, fresh_settings
+from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
+
+from evaluation.judge import Judge, combine_orders, parse_grades, parse_preferences
+from evaluation.references import evaluate_references, load_gold
+from evaluation.runner import compare, run_answers, run_pairwise, run_references, run_retrieval
+from evaluation.runs import Run
+from rag.settings import load_settings
+
+QA = FIXTURES / "qa.jsonl"
+GOLD = FIXTURES / "references_gold.jsonl"
+METRIC_KEYS = {"map@1", "map@5", "map@10", "success@1", "success@5", "success@10", "mrr", "evidence_recall@5",
+               "mean_evidence_rank", "bundle_coverage@5", "source_traceability"}
+
+
+class ScriptedLLM(CustomLLM):
+    """Replays fixed replies: the judge's retry logic needs malformed output on demand."""
+
+    replies: list[str]
+    prompts: list[str] = []
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata()
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs) -> CompletionResponse:
+        self.prompts.append(prompt)
+        return CompletionResponse(text=self.replies[len(self.prompts) - 1])
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs):
+        raise NotImplementedError
+
+
+def scripted_judge(*replies: str) -> Judge:
+    return Judge(ScriptedLLM(replies=list(replies), prompts=[]), "Q {question} R {reference} A {answer}",
+                 "Q {question} R {reference} 1 {first} 2 {second}", retries=2)
+
+
+def test_grades_are_strict_json_with_retries():
+    assert parse_grades('Sure! {"correctness": 4, "helpfulness": "5", "informativeness": 3, "rationale": "ok"}') == {
+        "correctness": 4, "helpfulness": 5, "informativeness": 3, "rationale": "ok"}
+    assert parse_grades('{"correctness": 7, "helpfulness": 5, "informativeness": 3}') is None  # out of range
+    assert parse_grades('{"correctness": 4, "helpfulness": 5}') is None  # a criterion missing
+    assert parse_grades("4/5, quite good") is None
+    judge = scripted_judge("no JSON here", '{"correctness": true}',
+                           '{"correctness": 2, "helpfulness": 3, "informativeness": 4, "rationale": "r"}')
+    assert judge.grade("q", None, "a")["correctness"] == 2 and judge.calls == 3
+    assert "not the JSON object asked for" in judge.llm.prompts[1]
+    failing = scripted_judge("x", "y", "z")
+    assert failing.grade("q", "ref", "a")["error"] == "malformed judge reply"
+
+
+def test_pairwise_order_swap_cancels_position_bias():
+    assert parse_preferences('{"correctness": "Answer 1", "helpfulness": "tie", "informativeness": 2}') == {
+        "correctness": "1", "helpfulness": "tie", "informativeness": "2"}
+    # A shown first wins correctness and, shown second, wins it again: a win. A judge that always
+    # prefers the first answer gives A one win and one loss: a tie.
+    first = {"correctness": "1", "helpfulness": "1", "informativeness": "tie"}
+    swapped = {"correctness": "2", "helpfulness": "1", "informativeness": "1"}
+    assert combine_orders(first, swapped) == {"correctness": "win", "helpfulness": "tie", "informativeness": "tie"}
+    judge = scripted_judge('{"correctness": "1", "helpfulness": "1", "informativeness": "1"}',
+                           '{"correctness": "1", "helpfulness": "2", "informativeness": "tie"}')
+    verdict = judge.compare("q", "ref", "answer A", "answer B")
+    assert verdict["outcome"] == {"correctness": "tie", "helpfulness": "win", "informativeness": "tie"}
+    assert "1 answer A 2 answer B" in judge.llm.prompts[0] and "1 answer B 2 answer A" in judge.llm.prompts[1]
+
+
+def test_reference_metrics_on_a_known_score_table():
+    items = load_gold(GOLD)
+    table = {  # sentence i -> scores against chunks c1, c2
+        0: [0.9, 0.3], 1: [0.55, 0.6], 2: [0.2, 0.45],
+    }
+    sentences = items[0]["answer_sentences"]
+    chunks = [c["text"] for c in items[0]["chunks"]]
+
+    def scorer(pairs):
+        out = []
+        for sentence, chunk in pairs:
+            parts = [i for i, s in enumerate(sentences) if s in sentence]
+            out.append(min(table[i][chunks.index(chunk)] for i in parts))
+        return out
+
+    settings = fresh_settings(load_settings(), Path("/nonexistent"),
+                              references={"threshold": 0.5, "max_span": 1, "margin": 0.0})
+    metrics, rows = evaluate_references(settings, items, scorer, progress=False)
+    # At 0.5: sentences 0 (c1) and 1 (c2) supported and right, sentence 2 unsupported.
+    assert (metrics["precision"], metrics["coverage"]) == (1.0, 1.0)
+    curve = {p["threshold"]: p for p in metrics["by_threshold"]}
+    assert curve[0.4]["precision"] == pytest.approx(2 / 3, abs=1e-4)  # the gold-less sentence now counts
+    assert curve[0.6]["coverage"] == 1.0 and curve[0.65]["coverage"] == 0.5
+    assert metrics["pairs_scored"] == 6 and rows[0]["gold"] == [[0], [1], []]
+    with pytest.raises(ValueError, match="one list per answer sentence"):
+        bad = FIXTURES.parent / "bad_gold.jsonl"
+        try:
+            bad.write_text('{"id": "x", "answer_sentences": ["a"], "gold": []}\n', encoding="utf-8")
+            load_gold(bad)
+        finally:
+            bad.unlink()
+
+
+def test_eval_retrieval_and_references_write_runs(indexed, corpus, tmp_path):
+    settings = fresh_settings(indexed, indexed.storage_dir)
+    path = run_retrieval(settings, QA, ns=[5], progress=False)
+    metrics = json.loads((path / "metrics.json").read_text())
+    assert metrics["n_questions"] == 2  # the unanswerable question has no evidence to rank
+    assert list(metrics["stages"]) == ["dense", "bm25", "hybrid", "rerank"]
+    assert all(set(m) == METRIC_KEYS for m in metrics["stages"].values())
+    assert metrics["stages"]["hybrid"]["map@1"] == 1.0  # two documents, two clear questions
+    assert len(Run(path).results()) == 2 and (path / "stages.png").stat().st_size > 5000
+    assert "| rerank |" in (path / "report.md").read_text()
+
+    swept = run_retrieval(settings, QA, ns=[5], vary=["headers.enabled=true,false"], corpus=[corpus], progress=False)
+    variants = json.loads((swept / "metrics.json").read_text())["variants"]
+    assert set(variants) == {"headers.enabled=true", "headers.enabled=false"}
+    assert (swept / "variants.png").is_file()
+    with pytest.raises(ValueError, match="needs --corpus"):
+        run_retrieval(settings, QA, vary=["headers.enabled=true,false"], progress=False)
+
+    refs = run_references(settings, GOLD, progress=False)
+    metrics = json.loads((refs / "metrics.json").read_text())
+    assert {"n_sentences", "precision", "coverage", "by_threshold", "p50_ms", "p95_ms", "pairs_scored"} <= set(metrics)
+    assert metrics["n_sentences"] == 3 and metrics["pairs_scored"] == 12  # (3 + 2 + 1 segments) x 2 chunks
+    assert (refs / "threshold_curve.png").is_file()
+
+    both = compare(settings, path, swept)
+    assert "| stages.hybrid.map@1 |" in (both / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_answers_judge_pairwise_and_resume_without_network(pipeline, tmp_path, no_network):
+    settings = fresh_settings(pipeline.settings, pipeline.settings.storage_dir)
+    first = run_answers(settings, QA, limit=1, pipeline=pipeline, progress=False)
+    assert [r["id"] for r in Run(first).results()] == ["battery-peak"]
+    # Resume: the answered question is kept, the others are answered, then graded.
+    path = run_answers(settings, QA, judge=True, resume=first, pipeline=pipeline, progress=False)
+    assert path == first
+    rows = {r["id"]: r for r in Run(path).results()}
+    assert set(rows) == {"battery-peak", "cafeteria-friday", "world-cup"}
+    assert rows["battery-peak"]["answered"] and "61" in rows["battery-peak"]["answer"]
+    assert rows["battery-peak"]["gold_ids"] and rows["battery-peak"]["gold_ids"][0] in rows["battery-peak"]["retrieved_ids"]
+    assert not rows["world-cup"]["answered"]
+    metrics = json.loads((path / "metrics.json").read_text())
+    assert metrics["answers"]["refusal_accuracy"] == 1.0 and metrics["answers"]["refused_when_unanswerable"] == 1.0
+    grades = Run(path).results("judge")
+    assert len(grades) == 3 and metrics["judge"]["n_graded"] + metrics["judge"]["n_failed"] == 3
+    assert metrics["judge"]["n_graded"] >= 2  # the 1.5B judge mostly keeps to the JSON
+    assert all(1 <= g["judge"]["correctness"] <= 5 for g in grades if "error" not in g["judge"])
+    report = (path / "report.md").read_text()
+    assert "## LLM judge" in report and (path / "judge_scores.png").is_file()
+
+    baseline = run_answers(settings, QA, no_rag=True, limit=1, pipeline=pipeline, progress=False)
+    assert Run(baseline).results()[0]["contexts"] == []
+    pair = run_pairwise(settings, path, baseline, llm=pipeline.llm)
+    pairwise = json.loads((pair / "metrics.json").read_text())["pairwise"]
+    assert pairwise["n_compared"] + pairwise["n_failed"] == 1
+    assert (pair / "pairwise.png").is_file() or pairwise["n_compared"] == 0
+    assert no_network == []
