@@ -97,7 +97,7 @@ def main() -> None:
                                    "unsupported_sentences": sum(1 for i in items for g in i["gold"] if not g)}
         print(f"\n{name}: {len(items)} answers, {metrics['n_sentences']} sentences ({gold_file})")
         for point in metrics["by_threshold"]:
-            print(f"  threshold {point['threshold']:.1f}  precision {point['precision']:.3f}  coverage {point['coverage']:.3f}")
+            print(f"  threshold {point['threshold']:.2f}  precision {point['precision']:.3f}  coverage {point['coverage']:.3f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1))
     print(args.out)

@@ -5,27 +5,22 @@
 Corpora: the sample corpus with data/sample/qa.jsonl, and devbench's Debian FAQ HTML in English
 and Korean with their QA files. For each n in 10/20/30 the stages retrieve n chunks; the rerank
 stage reorders hybrid's n with the configured scorer (the bi-encoder until a cross-encoder is
-trained). Prints MAP@1/5/10 and Success@1/5/10 and writes JSON.
+trained). Prints MAP@1/5/10 and Success@1/5/10 and writes JSON. The scoring is
+evaluation.retrieval's, as in `ragqa eval retrieval` (which covers one corpus per run).
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
 import rag  # noqa: F401
 from evaluation.gold import load_qa
-from evaluation.metrics import aggregate, evidence_hits, question_metrics
+from evaluation.retrieval import evaluate_stages
 from ingestion.pipeline import ingest
-from llama_index.core.llms import MockLLM
-from llama_index.core.schema import MetadataMode, QueryBundle
-from rag.models import build_embedding
-from rag.postprocessors import ScorerRerank
-from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
-from rag.scoring import build_scorer
 from rag.settings import REPO_ROOT, load_settings
 
 DEVBENCH = REPO_ROOT.parent / "shared" / "devbench"
@@ -36,10 +31,6 @@ CORPORA = [
     ("debian_faq_ko_html", DEVBENCH / "docs", "debian-faq-ko", DEVBENCH / "qa/debian_faq_ko_html.jsonl"),
 ]
 COLUMNS = ["map@1", "map@5", "map@10", "success@1", "success@5", "success@10"]
-
-
-def ranked(nodes):
-    return [(n.node.node_id, n.node.get_content(metadata_mode=MetadataMode.NONE), n.node.metadata) for n in nodes]
 
 
 def main() -> None:
@@ -55,30 +46,10 @@ def main() -> None:
             shutil.copytree(root / folder, root_copy / folder)
             root = root_copy
         ingest([root], settings, progress=False)
-        embedding = build_embedding(settings)
-        scorer = build_scorer(settings, embedding)
         qa = [q for q in load_qa(qa_file) if q.get("answerable", True) and q["evidence"]]
         results[name] = {}
         for n in (10, 20, 30):
-            stages = {
-                "dense": dense_retriever(settings, embedding, n),
-                "bm25": bm25_retriever(settings, n),
-                "hybrid": hybrid_retriever(settings, embedding, MockLLM(), n),
-            }
-            rerank = ScorerRerank(scorer, top_n=n)
-            per_stage = {stage: [] for stage in (*stages, "rerank")}
-            for item in qa:
-                query = QueryBundle(item["question"])
-                for stage, retriever in stages.items():
-                    nodes = retriever.retrieve(query)
-                    if stage == "hybrid":
-                        hybrid_nodes = nodes
-                    hits, located = evidence_hits(item["evidence"], ranked(nodes))
-                    per_stage[stage].append(question_metrics(hits, located, item["evidence"]))
-                reranked = rerank.postprocess_nodes(hybrid_nodes, query_bundle=query)
-                hits, located = evidence_hits(item["evidence"], ranked(reranked))
-                per_stage["rerank"].append(question_metrics(hits, located, item["evidence"]))
-            results[name][f"n={n}"] = {stage: aggregate(rows) for stage, rows in per_stage.items()}
+            results[name][f"n={n}"], _rows = evaluate_stages(settings, qa, n, progress=False)
             print(f"\n{name}, n={n}, {len(qa)} questions")
             print(f"{'':8}" + "".join(f"{c:>12}" for c in COLUMNS))
             for stage, row in results[name][f"n={n}"].items():

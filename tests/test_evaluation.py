@@ -167,3 +167,22 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, tmp_path, n
     assert pairwise["n_compared"] + pairwise["n_failed"] == 1
     assert (pair / "pairwise.png").is_file() or pairwise["n_compared"] == 0
     assert no_network == []
+
+
+def test_cli_prints_the_run_folder_last(base_settings, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from app.cli import app
+
+    monkeypatch.setenv("RAGQA_STORAGE_DIR", str(tmp_path / "storage"))
+    monkeypatch.setenv("RAGQA_MODELS_DIR", str(base_settings.models_dir))
+    result = CliRunner().invoke(app, ["eval", "references", "--gold", str(GOLD)])
+    assert result.exit_code == 0, result.output
+    folder = Path(result.output.strip().splitlines()[-1])
+    assert folder.parent == tmp_path / "storage" / "reports" and (folder / "report.md").is_file()
+    again = CliRunner().invoke(app, ["report", str(folder)])
+    assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == str(folder)
+    wrong = CliRunner().invoke(app, ["eval", "judge", "--a", str(folder)])
+    assert wrong.exit_code == 1 and "either one answers run" in wrong.output
+    empty = CliRunner().invoke(app, ["eval", "retrieval", "--qa", str(QA)])
+    assert empty.exit_code == 1 and "no documents are indexed" in empty.output
