@@ -83,12 +83,20 @@ def judge_command(
 
 
 @eval_app.command("ragas")
-def ragas_command(run: RunArgument, config: ConfigOption = None) -> None:
-    """RAGAS metrics (faithfulness, relevancy, context precision/recall, factual correctness,
-    ROUGE, BLEU, chrF, string similarity, ID-based context precision/recall) for an answers run."""
+def ragas_command(
+    run: RunArgument,
+    metric: Annotated[Optional[list[str]], typer.Option("--metric", help="Only these metrics (repeatable), e.g. faithfulness, rouge.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """RAGAS metrics (faithfulness, answer_relevancy, context_precision, context_recall,
+    factual_correctness, rouge, bleu, chrf, string_similarity, id_context_precision,
+    id_context_recall) for an answers run, judged by the local LLM."""
     from evaluation.runner import ragas_answers
 
-    _done(ragas_answers(_settings(config), run))
+    try:
+        _done(ragas_answers(_settings(config), run, metrics=metric))
+    except ValueError as error:
+        _fail(error)
 
 
 @eval_app.command()

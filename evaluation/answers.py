@@ -33,6 +33,15 @@ def gold_chunk_ids(settings, qa: list[dict[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
+def reference_answer(item: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(reference, where it came from): the QA item's answer, else its required evidence texts
+    (what a correct answer must state), else None."""
+    if item.get("answer"):
+        return item["answer"], "answer"
+    texts = [item["evidence"][j]["text"] for j in required(item.get("evidence", [])) if item["evidence"][j].get("text")]
+    return (" ".join(texts), "evidence") if texts else (None, None)
+
+
 def answer_questions(
     pipeline: RagPipeline, qa: list[dict[str, Any]], run: Run, no_rag: bool = False, progress: bool = True
 ) -> list[dict[str, Any]]:
@@ -50,10 +59,12 @@ def answer_questions(
                       "segments": [], "sources": [], "timings_ms": {}}
         else:
             answer = pipeline.answer(item["question"]).to_dict()
+        reference, reference_from = reference_answer(item)
         run.append({
             "id": item["id"],
             "question": item["question"],
-            "reference": item.get("answer"),
+            "reference": reference,
+            "reference_from": reference_from,
             "gold_answerable": item.get("answerable", True),
             "answer": answer["answer"],
             "answered": answer["answerable"],

@@ -23,10 +23,18 @@ from evaluation.report import compare_runs, write_report
 from evaluation.runs import Run
 from rag.settings import Settings
 
+UNANSWERABLE = "The documents do not answer this question, so the right answer is a refusal."
+
 
 def _config(kind: str, **fields: Any) -> dict[str, Any]:
     command = "ragqa " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if "ragqa" in sys.argv[0] else ""
     return {"kind": kind, "command": command} | {k: str(v) if isinstance(v, Path) else v for k, v in fields.items()}
+
+
+def _reference(row: dict[str, Any]) -> str | None:
+    """What the judge compares with: the gold answer, or for an unanswerable question the
+    statement that a refusal is right."""
+    return row["reference"] if row["gold_answerable"] else UNANSWERABLE
 
 
 def _finish(run: Run, metrics: dict[str, Any]) -> Path:
@@ -80,32 +88,39 @@ def grade_answers(settings: Settings, run_dir: Path, llm=None) -> Path:
     rows = [r for r in run.results() if r["id"] not in done]
 
     def grade(row: dict[str, Any]) -> dict[str, Any]:
-        return judge.grade(row["question"], row["reference"], row["answer"])
+        return judge.grade(row["question"], _reference(row), row["answer"])
 
     for row, grades in judge.map(grade, rows, desc="judging"):
         run.append({"id": row["id"], "judge": grades}, "judge")
     return _finish(run, run.metrics() | {"judge": summarise_grades(run.results("judge"))})
 
 
-def ragas_answers(settings: Settings, run_dir: Path, llm=None, embedding=None, progress: bool = True) -> Path:
-    """RAGAS scores for an answers run (ragas.jsonl), one question at a time so it resumes."""
+def ragas_answers(
+    settings: Settings, run_dir: Path, llm=None, embedding=None, metrics: list[str] | None = None,
+    progress: bool = True,
+) -> Path:
+    """RAGAS scores for the answered questions of an answers run (ragas.jsonl; a refusal has
+    nothing to score), one question at a time so it resumes. `metrics`: a subset of
+    evaluation.ragas_eval's names (default all)."""
     from evaluation.ragas_eval import LLM_METRICS, NON_LLM_METRICS, RagasRow, ragas_scores
     from rag.models import build_embedding, build_llm
 
     run = Run(Path(run_dir))
-    llm = llm or build_llm(settings, settings.evaluation.judge_llm)
+    metrics = metrics or list(LLM_METRICS + NON_LLM_METRICS)
+    needs_llm = any(m in LLM_METRICS for m in metrics)
+    llm = llm or (build_llm(settings, settings.evaluation.judge_llm) if needs_llm else None)
     embedding = embedding or build_embedding(settings)
     done = run.done("ragas")
     for row in [r for r in run.results() if r["id"] not in done and r["answered"]]:
         sample = RagasRow(row["question"], row["answer"], row["contexts"], row["reference"],
                           row["retrieved_ids"], row["gold_ids"])
-        metrics = LLM_METRICS + NON_LLM_METRICS if row["contexts"] else NON_LLM_METRICS[:4]  # no-RAG: no contexts
-        scores = ragas_scores([sample], llm, embedding, metrics=metrics, timeout_s=int(settings.evaluation.timeout_s),
+        # Metrics whose inputs a row lacks (no reference, no contexts in a --no-rag run) give None.
+        scores = ragas_scores([sample], llm, embedding, metrics, timeout_s=int(settings.evaluation.timeout_s),
                               max_workers=settings.evaluation.concurrency, show_progress=progress)[0]
         run.append({"id": row["id"], "scores": scores}, "ragas")
     rows = run.results("ragas")
     names = sorted({k for r in rows for k in r["scores"]})
-    summary = {}
+    summary: dict[str, Any] = {}
     for key in names:
         values = [r["scores"][key] for r in rows if r["scores"].get(key) is not None]
         summary[key] = {"mean": round(sum(values) / len(values), 4) if values else None, "n": len(values)}
@@ -138,7 +153,7 @@ def run_pairwise(settings: Settings, run_a: Path, run_b: Path, name: str = "pair
 
     def compare(pair: tuple[dict, dict]) -> dict[str, Any]:
         row_a, row_b = pair
-        return judge.compare(row_a["question"], row_a["reference"], row_a["answer"], row_b["answer"])
+        return judge.compare(row_a["question"], _reference(row_a), row_a["answer"], row_b["answer"])
 
     for (row_a, _), verdict in judge.map(compare, pairs, desc="comparing"):
         run.append({"id": row_a["id"], "pair": verdict})

@@ -13,7 +13,7 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 
 from evaluation.judge import Judge, combine_orders, parse_grades, parse_preferences
 from evaluation.references import evaluate_references, load_gold
-from evaluation.runner import compare, run_answers, run_pairwise, run_references, run_retrieval
+from evaluation.runner import compare, ragas_answers, run_answers, run_pairwise, run_references, run_retrieval
 from evaluation.runs import Run
 from rag.settings import load_settings
 
@@ -159,6 +159,11 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, tmp_path, n
     assert all(1 <= g["judge"]["correctness"] <= 5 for g in grades if "error" not in g["judge"])
     report = (path / "report.md").read_text()
     assert "## LLM judge" in report and (path / "judge_scores.png").is_file()
+
+    ragas_answers(settings, path, embedding=pipeline.embedding, metrics=["rouge", "id_context_recall"], progress=False)
+    ragas = json.loads((path / "metrics.json").read_text())["ragas"]
+    assert ragas["id_context_recall"]["n"] >= 1 and ragas["id_context_recall"]["mean"] == 1.0  # gold chunks retrieved
+    assert 0.0 < ragas["rouge"]["mean"] <= 1.0 and "## RAGAS" in (path / "report.md").read_text()
 
     baseline = run_answers(settings, QA, no_rag=True, limit=1, pipeline=pipeline, progress=False)
     assert Run(baseline).results()[0]["contexts"] == []

@@ -44,16 +44,17 @@ def test_llm_metrics_with_the_embedded_judge(pipeline):
     faithful = RagasRow(
         BATTERY_Q, "The cell temperature peaked at 61 degrees Celsius.", [BATTERY_CONTEXT], BATTERY_REF, [], []
     )
+    # No reference: only faithfulness and answer relevancy are judged (12 judge calls in all, not 18).
     contradicting = RagasRow(
         BATTERY_Q, "The cell temperature peaked at 250 degrees Celsius and the pack caught fire.",
-        [BATTERY_CONTEXT], BATTERY_REF, [], [],
+        [BATTERY_CONTEXT], None, [], [],
     )
 
-    scores = ragas_scores([faithful, contradicting], pipeline.llm, pipeline.embedding, LLM_METRICS)
+    good, bad = ragas_scores([faithful, contradicting], pipeline.llm, pipeline.embedding, LLM_METRICS)
 
-    values = [row[name] for row in scores for name in LLM_METRICS]
-    assert all(v is None or (isinstance(v, float) and 0.0 <= v <= 1.0) for v in values), scores
-    assert sum(v is not None for v in values) > len(values) / 2, scores
-    good, bad = scores[0]["faithfulness"], scores[1]["faithfulness"]
-    if good is not None and bad is not None:
-        assert good >= bad, scores
+    assert all(bad[name] is None for name in ("context_precision", "context_recall", "factual_correctness"))
+    judged = [good[name] for name in LLM_METRICS] + [bad["faithfulness"], bad["answer_relevancy"]]
+    assert all(v is None or (isinstance(v, float) and 0.0 <= v <= 1.0) for v in judged), (good, bad)
+    assert sum(v is not None for v in judged) > len(judged) / 2, (good, bad)
+    if good["faithfulness"] is not None and bad["faithfulness"] is not None:
+        assert good["faithfulness"] >= bad["faithfulness"], (good, bad)
