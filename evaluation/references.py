@@ -73,6 +73,10 @@ def rates(counts: dict[str, int]) -> dict[str, float]:
     }
 
 
+def _match(sentences: list[str], chunks: list[str], scorer, threshold: float, cfg) -> list[Segment]:
+    return match_references(sentences, chunks, scorer, threshold, cfg.max_span, cfg.margin, cfg.context_bonus)
+
+
 def evaluate_references(
     settings: Settings, items: list[dict[str, Any]], scorer, progress: bool = True
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -83,21 +87,17 @@ def evaluate_references(
     for item in tqdm(items, desc="references", unit="answer", disable=not progress):
         sentences, chunks = item["answer_sentences"], [c["text"] for c in item["chunks"]]
         cached = CachedScorer(scorer)
-
-        def match(threshold: float) -> list[Segment]:
-            return match_references(sentences, chunks, cached, threshold, cfg.max_span, cfg.margin, cfg.context_bonus)
-
         if hasattr(scorer, "remember"):  # the pipeline reuses the store's chunk vectors: not timed
             scorer.embed(chunks, query=False)
         started = time.perf_counter()
-        segments = match(cfg.threshold)  # timed as the pipeline runs it: one scoring pass + DP
+        segments = _match(sentences, chunks, cached, cfg.threshold, cfg)  # as the pipeline runs it
         times.append((time.perf_counter() - started) * 1000)
         pairs_scored += len(cached.cache)
         counts = tally(segments, item["gold"])
         for key in total:
             total[key] += counts[key]
         for threshold in THRESHOLDS:
-            for key, value in tally(match(threshold), item["gold"]).items():
+            for key, value in tally(_match(sentences, chunks, cached, threshold, cfg), item["gold"]).items():
                 curve[threshold][key] += value
         rows.append({
             "id": item["id"],
