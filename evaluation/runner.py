@@ -110,14 +110,17 @@ def ragas_answers(
     needs_llm = any(m in LLM_METRICS for m in metrics)
     llm = llm or (build_llm(settings, settings.evaluation.judge_llm) if needs_llm else None)
     embedding = embedding or build_embedding(settings)
-    done = run.done("ragas")
-    for row in [r for r in run.results() if r["id"] not in done and r["answered"]]:
+    scored = {r["id"]: r["scores"] for r in run.results("ragas")}
+    for row in [r for r in run.results() if r["answered"]]:
+        missing = [m for m in metrics if m not in scored.get(row["id"], {})]  # resume, or add metrics
+        if not missing:
+            continue
         sample = RagasRow(row["question"], row["answer"], row["contexts"], row["reference"],
                           row["retrieved_ids"], row["gold_ids"])
         # Metrics whose inputs a row lacks (no reference, no contexts in a --no-rag run) give None.
-        scores = ragas_scores([sample], llm, embedding, metrics, timeout_s=int(settings.evaluation.timeout_s),
+        scores = ragas_scores([sample], llm, embedding, missing, timeout_s=int(settings.evaluation.timeout_s),
                               max_workers=settings.evaluation.concurrency, show_progress=progress)[0]
-        run.append({"id": row["id"], "scores": scores}, "ragas")
+        run.append({"id": row["id"], "scores": scored.get(row["id"], {}) | scores}, "ragas")
     rows = run.results("ragas")
     names = sorted({k for r in rows for k in r["scores"]})
     summary: dict[str, Any] = {}

@@ -164,6 +164,8 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, tmp_path, n
     ragas = json.loads((path / "metrics.json").read_text())["ragas"]
     assert ragas["id_context_recall"]["n"] >= 1 and ragas["id_context_recall"]["mean"] == 1.0  # gold chunks retrieved
     assert 0.0 < ragas["rouge"]["mean"] <= 1.0 and "## RAGAS" in (path / "report.md").read_text()
+    ragas_answers(settings, path, embedding=pipeline.embedding, metrics=["bleu"], progress=False)  # adds one
+    assert {"rouge", "bleu", "id_context_recall"} <= set(json.loads((path / "metrics.json").read_text())["ragas"])
 
     baseline = run_answers(settings, QA, no_rag=True, limit=1, pipeline=pipeline, progress=False)
     assert Run(baseline).results()[0]["contexts"] == []
