@@ -98,10 +98,12 @@ def test_scorer_reuses_the_stored_chunk_vectors(pipeline, monkeypatch):
     import numpy as np
     from llama_index.core.schema import QueryBundle
 
+    from rag.scoring import reuse_stored_vectors
+
     nodes = pipeline.retriever.retrieve(QueryBundle("nail penetration"))
     text = nodes[0].node.get_content(metadata_mode=MetadataMode.EMBED)
     fresh = np.asarray(pipeline.scorer.embedding.get_text_embedding(text))
-    pipeline._reuse_stored_vectors(nodes)
+    reuse_stored_vectors(pipeline.scorer, pipeline.collection, nodes)
 
     class NoEmbedding:
         def __getattr__(self, name):
