@@ -40,7 +40,9 @@ from ragas.metrics import (
 )
 from ragas.run_config import RunConfig
 
-LLM_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness")
+LLM_METRICS = (
+    "faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness"
+)
 NON_LLM_METRICS = ("rouge", "bleu", "chrf", "string_similarity", "id_context_precision", "id_context_recall")
 
 
@@ -54,7 +56,9 @@ class RagasRow:
     reference_ids: list[str]  # gold chunk ids; empty: ID-based metrics give None
 
 
-def _build_metrics(names: Sequence[str], llm: LLM | None, embedding: BaseEmbedding | None, run_config: RunConfig):
+def _build_metrics(
+    names: Sequence[str], llm: LLM | None, embedding: BaseEmbedding | None, run_config: RunConfig
+):
     unknown = [name for name in names if name not in LLM_METRICS + NON_LLM_METRICS]
     if unknown:
         raise ValueError(f"unknown metric(s) {unknown}; known: {LLM_METRICS + NON_LLM_METRICS}")
@@ -63,8 +67,8 @@ def _build_metrics(names: Sequence[str], llm: LLM | None, embedding: BaseEmbeddi
     if embedding is None and "answer_relevancy" in names:
         raise ValueError("metric 'answer_relevancy' needs an embedding model, got embedding=None")
 
-    judge = LlamaIndexLLMWrapper(llm, run_config=run_config) if llm is not None else None
-    embedder = LlamaIndexEmbeddingsWrapper(embedding, run_config=run_config) if embedding is not None else None
+    judge = None if llm is None else LlamaIndexLLMWrapper(llm, run_config=run_config)
+    embedder = None if embedding is None else LlamaIndexEmbeddingsWrapper(embedding, run_config=run_config)
     factories = {
         "faithfulness": lambda: Faithfulness(llm=judge),
         # One generated question per answer: LlamaIndex LLMs return one completion per call anyway.
@@ -108,15 +112,17 @@ def ragas_scores(
 ) -> list[dict[str, float | None]]:
     """One dict per row: metric name -> score, or None when it could not be computed for that row.
 
-    `timeout_s` bounds one metric on one row. It cannot cut short a blocking judge such as the
-    embedded llama.cpp (whose async call runs synchronously); it does bound a vLLM server's.
+    The judge answers in JSON, about 60 tokens per statement of the answer: with the generator's
+    256 new tokens, answers of more than three statements truncate it and score None; build the
+    judge with a larger `llm.max_new_tokens` (1024). `timeout_s` bounds one metric on one row; it
+    cannot cut short the embedded llama.cpp, whose async call blocks, only a vLLM server's.
     """
     # ragas retries a failing LLM call up to 10 times with back-off up to 60 s, made for
     # rate-limited APIs; a local judge's errors (context overflow) just repeat.
     run_config = RunConfig(timeout=timeout_s, max_workers=max_workers, max_retries=2, max_wait=5)
     built = _build_metrics(metrics, llm, embedding, run_config)
 
-    executor = Executor(desc="RAGAS", show_progress=show_progress, raise_exceptions=False, run_config=run_config)
+    executor = Executor(desc="RAGAS", show_progress=show_progress, run_config=run_config)  # failed job: NaN
     jobs = []
     for i, row in enumerate(rows):
         sample = SingleTurnSample(

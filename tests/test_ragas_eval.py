@@ -42,7 +42,8 @@ def test_bad_metric_requests_are_refused():
 @pytest.mark.slow
 def test_llm_metrics_with_the_embedded_judge(pipeline):
     faithful = RagasRow(
-        BATTERY_Q, "The cell temperature peaked at 61 degrees Celsius.", [BATTERY_CONTEXT], BATTERY_REF, [], []
+        BATTERY_Q, "The cell temperature peaked at 61 degrees Celsius.", [BATTERY_CONTEXT], BATTERY_REF,
+        [], [],
     )
     # No reference: only faithfulness and answer relevancy are judged (12 judge calls in all, not 18).
     contradicting = RagasRow(
