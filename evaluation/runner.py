@@ -72,11 +72,11 @@ def run_answers(
     pipeline = pipeline or RagPipeline(settings)
     rows = answer_questions(pipeline, qa, run, no_rag=no_rag, progress=progress)
     run.write_json("metrics.json", {"answers": refusal_metrics(rows)})
+    judge_llm = pipeline.llm if settings.evaluation.judge_llm is None else None  # None: build the configured one
     if judge:
-        grade_answers(settings, run.path, llm=pipeline.llm if settings.evaluation.judge_llm is None else None)
+        grade_answers(settings, run.path, llm=judge_llm)
     if ragas:
-        ragas_answers(settings, run.path, llm=pipeline.llm if settings.evaluation.judge_llm is None else None,
-                      embedding=pipeline.embedding, progress=progress)
+        ragas_answers(settings, run.path, llm=judge_llm, embedding=pipeline.embedding, progress=progress)
     return _finish(run, run.metrics())
 
 
