@@ -118,7 +118,7 @@ def serve(
     launch(_settings(config), port=port)
 
 
-from app import eval_cli  # noqa: E402, F401  (registers `eval ...` and `report` on `app`)
+from app import eval_cli, train_cli  # noqa: E402, F401  (register `eval`, `report`, `qa`, `train`)
 
 
 def main() -> None:

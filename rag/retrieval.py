@@ -15,11 +15,10 @@ from llama_index.core.llms import LLM
 from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
-from llama_index.core.vector_stores.utils import metadata_dict_to_node
 from llama_index.retrievers.bm25 import BM25Retriever
 
 from rag.settings import Settings
-from rag.store import collection, vector_store
+from rag.store import all_nodes, vector_store
 
 BM25_DIR = "bm25"
 
@@ -62,11 +61,10 @@ def dense_retriever(
 def rebuild_bm25(settings: Settings) -> int:
     """(Re)build the BM25 index from every chunk in the store; returns the chunk count."""
     target = settings.storage_dir / BM25_DIR
-    got = collection(settings).get(include=["documents", "metadatas"])
-    if not got["ids"]:
+    nodes = all_nodes(settings)
+    if not nodes:
         shutil.rmtree(target, ignore_errors=True)
         return 0
-    nodes = [metadata_dict_to_node(meta, text=text) for meta, text in zip(got["metadatas"], got["documents"])]
     # Build beside the old index and swap at the end, so a failed build leaves the old one.
     partial = target.with_name(BM25_DIR + ".partial")
     shutil.rmtree(partial, ignore_errors=True)

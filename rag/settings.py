@@ -119,6 +119,14 @@ class EvaluationSettings(BaseModel):
     concurrency: int = Field(1, description="Judge calls in flight (raise it for a vLLM server).")
 
 
+class TrainingSettings(BaseModel):
+    """`ragqa qa generate` and `ragqa train reranker`."""
+
+    qa_prompt_file: Path = Field(Path("prompts/qa_generate.txt"), description="Question generation prompt.")
+    questions_per_chunk: int = Field(3, description="Questions asked per chunk.")
+    max_new_tokens: int = Field(512, description="Generation budget of one chunk's questions and answers.")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RAGQA_", env_nested_delimiter="__", extra="ignore"
@@ -138,6 +146,7 @@ class Settings(BaseSettings):
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     references: ReferenceSettings = Field(default_factory=ReferenceSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    training: TrainingSettings = Field(default_factory=TrainingSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -156,6 +165,9 @@ class Settings(BaseSettings):
         self.models_dir = (base / self.models_dir).resolve() if str(self.models_dir) not in ("", ".") else self.storage_dir / "models"
         self.prompt_file = (base / self.prompt_file).resolve()
         self.headers.llm_prompt_file = (base / self.headers.llm_prompt_file).resolve()
+        self.training.qa_prompt_file = (base / self.training.qa_prompt_file).resolve()
+        if self.scoring.reranker_path:
+            self.scoring.reranker_path = str((base / self.scoring.reranker_path).resolve())
         for name in ("judge_prompt_file", "pairwise_prompt_file", "no_rag_prompt_file"):
             setattr(self.evaluation, name, (base / getattr(self.evaluation, name)).resolve())
 

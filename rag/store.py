@@ -6,6 +6,8 @@ from urllib.parse import urlparse
 
 import chromadb
 from chromadb.config import Settings as ChromaSettings
+from llama_index.core.schema import BaseNode
+from llama_index.core.vector_stores.utils import metadata_dict_to_node
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
 from rag.settings import Settings
@@ -37,6 +39,12 @@ def collection(settings: Settings, client: chromadb.ClientAPI | None = None):
 
 def vector_store(settings: Settings) -> ChromaVectorStore:
     return ChromaVectorStore(chroma_collection=collection(settings))
+
+
+def all_nodes(settings: Settings) -> list[BaseNode]:
+    """Every chunk in the store, as nodes (for BM25 and for generating training questions)."""
+    got = collection(settings).get(include=["documents", "metadatas"])
+    return [metadata_dict_to_node(meta, text=text) for meta, text in zip(got["metadatas"], got["documents"])]
 
 
 def reset(settings: Settings) -> None:

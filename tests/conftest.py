@@ -8,6 +8,8 @@ import socket
 from pathlib import Path
 
 import pytest
+from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
 
 import rag  # noqa: F401  (offline environment first)
 from rag.prepare import prepare_models
@@ -16,6 +18,26 @@ from rag.settings import Settings, load_settings
 FIXTURES = Path(__file__).parent / "fixtures"
 BATTERY_Q = "What peak cell temperature was reached in the nail penetration test of the Orion pack?"
 UNRELATED_Q = "Who won the football world cup in 1954?"
+
+
+class ScriptedLLM(CustomLLM):
+    """Replays fixed replies: retry logic needs malformed output on demand."""
+
+    replies: list[str]
+    prompts: list[str] = []
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata()
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs) -> CompletionResponse:
+        self.prompts.append(prompt)
+        return CompletionResponse(text=self.replies[len(self.prompts) - 1])
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs):
+        raise NotImplementedError
 
 
 def free_port() -> int:

@@ -7,9 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, fresh_settings
-from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
-from llama_index.core.llms.callbacks import llm_completion_callback
+from conftest import FIXTURES, ScriptedLLM, fresh_settings
 
 from evaluation.judge import Judge, combine_orders, parse_grades, parse_preferences
 from evaluation.references import evaluate_references, load_gold
@@ -21,26 +19,6 @@ QA = FIXTURES / "qa.jsonl"
 GOLD = FIXTURES / "references_gold.jsonl"
 METRIC_KEYS = {"map@1", "map@5", "map@10", "success@1", "success@5", "success@10", "mrr", "evidence_recall@5",
                "mean_evidence_rank", "bundle_coverage@5", "source_traceability"}
-
-
-class ScriptedLLM(CustomLLM):
-    """Replays fixed replies: the judge's retry logic needs malformed output on demand."""
-
-    replies: list[str]
-    prompts: list[str] = []
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata()
-
-    @llm_completion_callback()
-    def complete(self, prompt: str, formatted: bool = False, **kwargs) -> CompletionResponse:
-        self.prompts.append(prompt)
-        return CompletionResponse(text=self.replies[len(self.prompts) - 1])
-
-    @llm_completion_callback()
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs):
-        raise NotImplementedError
 
 
 def scripted_judge(*replies: str) -> Judge:

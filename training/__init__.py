@@ -1,1 +1,1 @@
-"""Domain adaptation: fine-tuning the reranker and retriever (a later issue)."""
+"""Domain adaptation: QA generated from the corpus (qa_generation) trains the reranker (reranker)."""

@@ -1,0 +1,73 @@
+"""`ragqa qa generate` and `ragqa train reranker`: thin wrappers over training/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from app.cli import ConfigOption, _settings, app
+
+qa_app = typer.Typer(no_args_is_help=True, help="Generate QA pairs from the indexed corpus.")
+train_app = typer.Typer(no_args_is_help=True, help="Fine-tune models on generated QA.")
+app.add_typer(qa_app, name="qa")
+app.add_typer(train_app, name="train")
+
+
+def _fail(error: Exception) -> None:
+    typer.secho(f"error: {error}", fg="red", err=True)
+    raise typer.Exit(1) from error
+
+
+@qa_app.command()
+def generate(
+    out: Annotated[Optional[Path], typer.Option(help="QA file to write (appended; default storage/qa/generated.jsonl).")] = None,
+    limit: Annotated[Optional[int], typer.Option(help="At most N chunks, spread evenly over the corpus.")] = None,
+    doc: Annotated[Optional[list[str]], typer.Option("--doc", help="Only this document (repeatable).")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Ask the LLM for questions each stored chunk answers (resumes an interrupted run)."""
+    from rag.models import build_llm
+    from training.qa_generation import QAGenerator, generate_qa
+
+    settings = _settings(config)
+    out = out or settings.storage_dir / "qa" / "generated.jsonl"
+    cfg = settings.training
+    llm = build_llm(settings, settings.llm.model_copy(update={"max_new_tokens": cfg.max_new_tokens}))
+    generator = QAGenerator(llm, cfg.qa_prompt_file.read_text(encoding="utf-8"), cfg.questions_per_chunk)
+    try:
+        counts = generate_qa(settings, out, generator, doc, limit)
+    except ValueError as error:
+        _fail(error)
+    typer.echo(
+        f"{counts['chunks']} chunks: {counts['questions']} questions written, "
+        f"{counts['already_done']} chunks already done, {counts['failed']} without a usable reply"
+    )
+    typer.echo(str(out))
+
+
+@train_app.command()
+def reranker(
+    qa: Annotated[Path, typer.Option("--qa", exists=True, dir_okay=False, help="Generated QA (ragqa qa generate) against this store.")],
+    out: Annotated[Optional[Path], typer.Option(help="Model folder (default storage/models/reranker).")] = None,
+    epochs: int = 2,
+    layers: Annotated[int, typer.Option(help="Encoder layers kept (fewer: faster scoring).")] = 6,
+    hard_negatives: int = 3,
+    config: ConfigOption = None,
+) -> None:
+    """Fine-tune the cross-encoder reranker; set scoring.reranker_path to the folder it prints."""
+    from evaluation.gold import load_qa
+    from training.reranker import RerankerRecipe, reranker_dir, train_reranker
+
+    settings = _settings(config)
+    out = out or reranker_dir(settings)
+    recipe = RerankerRecipe(epochs=epochs, layers=layers, hard_negatives=hard_negatives)
+    try:
+        summary = train_reranker(settings, load_qa(qa), out, recipe)
+    except ValueError as error:
+        _fail(error)
+    typer.echo(json.dumps({k: summary[k] for k in ("train_pairs", "heldout_before", "heldout_after")}, indent=1))
+    typer.echo(f"to use it: [scoring] reranker_path = \"{out}\" (or RAGQA_SCORING__RERANKER_PATH={out})")
+    typer.echo(str(out))
