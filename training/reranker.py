@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode
 from tqdm import tqdm
@@ -102,7 +103,9 @@ def heldout_figures(model, rows: list[dict[str, Any]]) -> dict[str, float]:
     ranks = []
     for group in groups.values():
         positive = next(s for s, label in group if label)
-        ranks.append(1 + sum(s > positive for s, label in group if not label))
+        above = sum(s > positive for s, label in group if not label)
+        tied = sum(s == positive for s, label in group if not label)
+        ranks.append(1 + above + tied / 2)  # ties share the ranks they span
     positives = [float(s) for s, r in zip(scores, rows) if r["label"]]
     negatives = [float(s) for s, r in zip(scores, rows) if not r["label"]]
     return {
@@ -119,10 +122,17 @@ def initial_model(settings: Settings, recipe: RerankerRecipe):
     from sentence_transformers.cross_encoder import CrossEncoder
 
     model = CrossEncoder(str(settings.embedding_path), num_labels=1, max_length=recipe.max_length, device="cpu")
-    encoder = model[0].model.base_model.encoder
-    if 0 < recipe.layers < len(encoder.layer):
-        encoder.layer = encoder.layer[: recipe.layers]
+    base = model[0].model.base_model
+    if 0 < recipe.layers < len(base.encoder.layer):
+        base.encoder.layer = base.encoder.layer[: recipe.layers]
         model[0].model.config.num_hidden_layers = recipe.layers
+    pooler = getattr(base, "pooler", None)
+    if pooler is not None and not pooler.dense.weight.any():
+        # e5 pools by mean and ships no pooler, so it loads as zeros: a zero pooler passes no
+        # gradient and training stalls at the label prior. Identity starts from tanh(CLS).
+        with torch.no_grad():
+            pooler.dense.weight.copy_(torch.eye(pooler.dense.weight.shape[0]))
+            pooler.dense.bias.zero_()
     return model
 
 
@@ -142,7 +152,7 @@ def train_reranker(
     with tempfile.TemporaryDirectory() as scratch:
         args = CrossEncoderTrainingArguments(
             output_dir=scratch, num_train_epochs=recipe.epochs, per_device_train_batch_size=recipe.batch_size,
-            learning_rate=recipe.learning_rate, warmup_ratio=0.1, seed=recipe.seed, use_cpu=True,
+            learning_rate=recipe.learning_rate, warmup_steps=0.1, seed=recipe.seed, use_cpu=True,
             save_strategy="no", report_to="none", logging_steps=20, disable_tqdm=not progress,
         )
         CrossEncoderTrainer(model=model, args=args, train_dataset=dataset,
