@@ -48,26 +48,55 @@ def generate(
     typer.echo(str(out))
 
 
-@train_app.command()
-def reranker(
-    qa: Annotated[Path, typer.Option("--qa", exists=True, dir_okay=False, help="Generated QA (ragqa qa generate) against this store.")],
-    out: Annotated[Optional[Path], typer.Option(help="Model folder (default storage/models/reranker).")] = None,
-    epochs: int = 2,
-    layers: Annotated[int, typer.Option(help="Encoder layers kept (fewer: faster scoring).")] = 6,
-    hard_negatives: int = 3,
-    config: ConfigOption = None,
-) -> None:
-    """Fine-tune the cross-encoder reranker; set scoring.reranker_path to the folder it prints."""
+def _train(kind: str, qa: Path, out: Path | None, recipe, config: Path | None) -> None:
     from evaluation.gold import load_qa
-    from training.reranker import RerankerRecipe, reranker_dir, train_reranker
+    from training.reranker import train_reranker
+    from training.retriever import train_retriever
 
     settings = _settings(config)
-    out = out or reranker_dir(settings)
-    recipe = RerankerRecipe(epochs=epochs, layers=layers, hard_negatives=hard_negatives)
+    out = out or settings.models_dir / kind
+    train = train_reranker if kind == "reranker" else train_retriever
     try:
-        summary = train_reranker(settings, load_qa(qa), out, recipe)
+        summary = train(settings, load_qa(qa), out, recipe)
     except ValueError as error:
         _fail(error)
-    typer.echo(json.dumps({k: summary[k] for k in ("train_pairs", "heldout_before", "heldout_after")}, indent=1))
-    typer.echo(f"to use it: [scoring] reranker_path = \"{out}\" (or RAGQA_SCORING__RERANKER_PATH={out})")
+    typer.echo(json.dumps({k: v for k, v in summary.items() if k not in ("recipe", "questions")}, indent=1))
+    if kind == "reranker":
+        typer.echo(f'to use it: [scoring] reranker_path = "{out}"')
+    else:
+        typer.echo(f'to use it: [embedding] model_path = "{out}", then ragqa ingest --reset DOCS (new vectors)')
     typer.echo(str(out))
+
+
+QAFile = Annotated[Path, typer.Option("--qa", exists=True, dir_okay=False, help="Generated QA (ragqa qa generate) against this store.")]
+OutOption = Annotated[Optional[Path], typer.Option(help="Model folder (default storage/models/<reranker|retriever>).")]
+EpochsOption = Annotated[int, typer.Option(help="Passes over the training pairs.")]
+
+
+@train_app.command()
+def reranker(
+    qa: QAFile,
+    out: OutOption = None,
+    epochs: EpochsOption = 2,
+    layers: Annotated[int, typer.Option(help="Encoder layers kept (fewer: faster scoring).")] = 6,
+    learning_rate: float = 5e-5,
+    config: ConfigOption = None,
+) -> None:
+    """Fine-tune a cross-encoder reranker; set scoring.reranker_path to the folder it prints."""
+    from training.pairs import Recipe
+
+    _train("reranker", qa, out, Recipe(epochs=epochs, layers=layers, learning_rate=learning_rate), config)
+
+
+@train_app.command()
+def retriever(
+    qa: QAFile,
+    out: OutOption = None,
+    epochs: EpochsOption = 3,
+    learning_rate: float = 3e-5,
+    config: ConfigOption = None,
+) -> None:
+    """Fine-tune the embedding model (retrieval and bi-encoder scoring) with a refitted calibration."""
+    from training.pairs import Recipe
+
+    _train("retriever", qa, out, Recipe(epochs=epochs, learning_rate=learning_rate), config)

@@ -17,7 +17,7 @@ from pathlib import Path
 import rag  # noqa: F401
 from rag.models import build_embedding
 from rag.references import match_references, split_sentences
-from rag.scoring import build_scorer
+from rag.scoring import build_scorer, support_scorer
 from rag.settings import REPO_ROOT, load_settings
 
 ANSWER = (
@@ -48,7 +48,7 @@ def main() -> None:
     build_scorer(settings, embedding)([("warm", "up")])  # model load, not timed
     times, pairs = [], 0
     for _ in range(args.runs):
-        scorer = build_scorer(settings, embedding)
+        scorer = support_scorer(settings, build_scorer(settings, embedding))
         counted = []
 
         def counting(batch, scorer=scorer, counted=counted):

@@ -30,7 +30,7 @@ from rag.references import split_sentences
 from rag.retrieval import dense_retriever
 from rag.scoring import build_scorer
 from rag.settings import REPO_ROOT, load_settings
-from rag.store import collection
+from rag.store import all_nodes, collection
 
 DEVBENCH = REPO_ROOT.parent / "shared" / "devbench"
 
@@ -73,6 +73,43 @@ def build_gold(settings, qa: list[dict]) -> list[dict]:
                 "chunks": [{"chunk_id": n.node.node_id, "doc": n.node.metadata["doc"], "text": text}
                            for n, text in zip(top, chunks)],
             })
+    return items
+
+
+def build_generated_gold(settings, generated: list[dict]) -> list[dict]:
+    """Reference gold items whose sentences are the LLM's own answers (`ragqa qa generate`):
+    each answer was written from one chunk, so its sentences paraphrase that chunk (gold: the
+    retrieved chunks with its text) rather than copy it; one answer sentence generated from a
+    document outside the top 5 is mixed in (gold: none). Questions whose chunk is not retrieved
+    in the top 5 are skipped."""
+    embedding = build_embedding(settings)
+    retriever = dense_retriever(settings, embedding, top_n=5)
+    texts = {n.node_id: n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(settings)}
+    items = []
+    for item in generated:
+        source = item["evidence"][0]["chunk_id"]
+        if source not in texts:
+            continue
+        top = retriever.retrieve(item["question"])
+        chunks = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in top]
+        gold_chunks = [j for j, c in enumerate(chunks) if c == texts[source]]
+        if not gold_chunks:
+            continue
+        sentences = split_sentences(item["answer"])
+        gold = [gold_chunks for _ in sentences]
+        docs = {n.node.metadata["doc"] for n in top}
+        outside = [g for g in generated if g["evidence"][0]["doc"] not in docs]
+        foreign = pick(split_sentences((pick(outside, item["id"]) or {}).get("answer", "")), item["id"] + "x")
+        if foreign and foreign not in sentences:
+            sentences.append(foreign)
+            gold.append([])
+        order = sorted(range(len(sentences)), key=lambda i: hashlib.sha1(f"{item['id']}{i}".encode()).hexdigest())
+        items.append({
+            "id": item["id"], "question": item["question"],
+            "answer_sentences": [sentences[i] for i in order], "gold": [gold[i] for i in order],
+            "chunks": [{"chunk_id": n.node.node_id, "doc": n.node.metadata["doc"], "text": text}
+                       for n, text in zip(top, chunks)],
+        })
     return items
 
 

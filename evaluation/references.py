@@ -20,6 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from rag.references import Segment, match_references
+from rag.scoring import support_scorer
 from rag.settings import Settings
 
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
@@ -81,6 +82,7 @@ def evaluate_references(
     settings: Settings, items: list[dict[str, Any]], scorer, progress: bool = True
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     cfg = settings.references
+    scorer = support_scorer(settings, scorer)
     rows, times, pairs_scored = [], [], 0
     total = {k: 0 for k in ("marked", "correct", "gold_supported", "covered")}
     curve = {t: dict(total) for t in THRESHOLDS}

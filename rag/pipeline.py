@@ -20,7 +20,7 @@ from rag.models import build_embedding, build_llm
 from rag.postprocessors import ScorerRerank
 from rag.references import match_references, split_sentences
 from rag.retrieval import hybrid_retriever, metadata_filters
-from rag.scoring import build_scorer, reuse_stored_vectors
+from rag.scoring import build_scorer, reuse_stored_vectors, support_scorer
 from rag.settings import Settings
 from rag.store import collection
 
@@ -65,6 +65,7 @@ class RagPipeline:
         self.retriever = hybrid_retriever(settings, embedding, self.llm)
         self.scorer = build_scorer(settings, embedding)
         self.reranker = ScorerRerank(self.scorer, top_n=settings.retrieval.top_k)
+        self.support = support_scorer(settings, self.scorer)
         self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
 
@@ -136,7 +137,7 @@ class RagPipeline:
         chunks = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
         # Citation markers are for readers; they would only add noise to the scorer's input.
         segments = match_references(
-            [_MARKER.sub("", s) for s in sentences], chunks, self.scorer,
+            [_MARKER.sub("", s) for s in sentences], chunks, self.support,
             threshold=cfg.threshold, max_span=cfg.max_span, margin=cfg.margin,
             context_bonus=cfg.context_bonus,
         )

@@ -2,12 +2,15 @@
 
 The reranker and the reference matcher share one scorer, so a threshold means the same thing in
 both. Until `ragqa train reranker` has produced a cross-encoder, the bi-encoder's cosine plays
-its role, mapped through a logistic so that its narrow cosine band spreads over [0, 1].
+its role, mapped through a logistic so that its narrow cosine band spreads over [0, 1]; a model
+tuned by `ragqa train retriever` carries its own fitted logistic.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +22,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from rag.settings import Settings
 
 Pair = tuple[str, str]
+CALIBRATION_FILE = "ragqa_calibration.json"  # written beside a tuned embedding model
 
 
 class BiEncoderScorer:
@@ -89,6 +93,54 @@ class CrossEncoderScorer:
         return [float(s) if 0.0 <= s <= 1.0 else 1.0 / (1.0 + math.exp(-s)) for s in scores]
 
 
+def trigrams(text: str) -> set[str]:
+    """Character 3-grams of the lower-cased words: language-agnostic (Korean particles and
+    English inflections change a word's end, not most of its trigrams)."""
+    words = " ".join(re.findall(r"\w+", text.lower()))
+    return {words[i : i + 3] for i in range(len(words) - 2)}
+
+
+def lexical_support(segment: str, chunk: str) -> float:
+    """Share of the segment's trigrams that the chunk contains (1.0: every word is there)."""
+    grams = trigrams(segment)
+    return len(grams & trigrams(chunk)) / len(grams) if grams else 0.0
+
+
+class LexicalSupport:
+    """The reference matcher's scorer: the relevance scorer's calibrated score, moved in logit
+    space by how much of the segment's wording the chunk contains.
+
+    A supporting chunk must carry the statement's facts (names, numbers, terms); a bi-encoder
+    measures topical similarity and ranks a same-topic chunk that states other facts nearly as
+    high. `weight` is the logit shift per unit of lexical support away from `center`; weight 0
+    leaves the scorer's output unchanged. Reranking uses the plain scorer: a question shares
+    few words with its answer, and BM25 already brings lexical evidence into retrieval.
+    """
+
+    def __init__(self, scorer, weight: float, center: float):
+        self.scorer = scorer
+        self.weight = weight
+        self.center = center
+
+    @property
+    def kind(self) -> str:
+        return f"{self.scorer.kind}+lexical"
+
+    def __getattr__(self, name: str):  # embed/remember: the wrapped scorer's vector cache
+        return getattr(self.scorer, name)
+
+    def __call__(self, pairs: Sequence[Pair]) -> list[float]:
+        scores = np.clip(np.asarray(self.scorer(pairs), dtype=np.float64), 1e-6, 1 - 1e-6)
+        shift = self.weight * (np.array([lexical_support(a, b) for a, b in pairs]) - self.center)
+        return (1.0 / (1.0 + np.exp(-(np.log(scores / (1 - scores)) + shift)))).tolist()
+
+
+def support_scorer(settings: Settings, scorer):
+    """The scorer the reference matcher uses (see LexicalSupport)."""
+    cfg = settings.references
+    return LexicalSupport(scorer, cfg.lexical_weight, cfg.lexical_center) if cfg.lexical_weight else scorer
+
+
 def reuse_stored_vectors(scorer, collection, nodes: Sequence[NodeWithScore]) -> None:
     """Hand a bi-encoder scorer the chunk vectors the store already holds, so reranking and
     reference matching embed only the query and the answer's segments."""
@@ -107,4 +159,8 @@ def build_scorer(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScore
         if not Path(path).is_dir():
             raise FileNotFoundError(f"scoring.reranker_path {path} is not a CrossEncoder folder")
         return CrossEncoderScorer(Path(path))
-    return BiEncoderScorer(embedding, settings.scoring.cosine_center, settings.scoring.cosine_scale)
+    calibration = {"center": settings.scoring.cosine_center, "scale": settings.scoring.cosine_scale}
+    fitted = settings.embedding_path / CALIBRATION_FILE  # `ragqa train retriever` refits it
+    if fitted.is_file():
+        calibration = json.loads(fitted.read_text(encoding="utf-8"))
+    return BiEncoderScorer(embedding, calibration["center"], calibration["scale"])

@@ -105,6 +105,10 @@ class ReferenceSettings(BaseModel):
     context_bonus: float = Field(
         0.1, description="How far joining may raise a sentence's support above its own score."
     )
+    lexical_weight: float = Field(
+        5.0, description="Logit shift per unit of the segment's wording found in the chunk; 0: off."
+    )
+    lexical_center: float = Field(0.8, description="Share of the segment's wording that shifts nothing.")
 
 
 class EvaluationSettings(BaseModel):

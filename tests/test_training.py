@@ -1,4 +1,4 @@
-"""QA generation from the corpus and cross-encoder fine-tuning (training/)."""
+"""QA generation from the corpus, reranker and retriever fine-tuning (training/)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from conftest import BATTERY_Q, ScriptedLLM, fresh_settings
 from llama_index.core.schema import MetadataMode
 
 from evaluation.gold import load_qa, satisfies
-from rag.scoring import build_scorer
+from rag.models import build_embedding
+from rag.scoring import CALIBRATION_FILE, build_scorer
 from rag.store import all_nodes
 from training.qa_generation import QAGenerator, generate_qa, parse_pairs
-from training.reranker import RerankerRecipe, train_reranker, training_pairs
+from training.pairs import Recipe, training_pairs
+from training.reranker import train_reranker
+from training.retriever import train_retriever
 
 PAIRS = {
     "battery": [
@@ -103,7 +106,7 @@ def generated(indexed, tmp_path_factory):
 
 
 def test_training_pairs_take_questions_and_answer_sentences_with_negatives(indexed, generated):
-    recipe = RerankerRecipe(hard_negatives=3, random_negatives=1, holdout=0)
+    recipe = Recipe(hard_negatives=3, random_negatives=1, holdout=0)
     train, heldout = training_pairs(indexed, generated, recipe, progress=False)
     assert heldout == []
     texts = {n.node_id: n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(indexed)}
@@ -123,7 +126,7 @@ def test_training_pairs_take_questions_and_answer_sentences_with_negatives(index
 
 def test_trained_cross_encoder_is_the_scorer(indexed, generated, tmp_path):
     out = tmp_path / "reranker"
-    recipe = RerankerRecipe(epochs=6, batch_size=8, learning_rate=1e-4, layers=2, holdout=2)
+    recipe = Recipe(epochs=6, batch_size=8, learning_rate=1e-4, layers=2, holdout=2)
     summary = train_reranker(indexed, generated, out, recipe, progress=False)
     assert summary["train_pairs"] > 0 and summary["heldout_after"]["pairs"] > 0
     saved = json.loads((out / "ragqa_training.json").read_text())
@@ -137,6 +140,23 @@ def test_trained_cross_encoder_is_the_scorer(indexed, generated, tmp_path):
     question_scores = scorer([(BATTERY_Q, battery), (BATTERY_Q, cafeteria)])
     assert all(0.0 <= s <= 1.0 for s in question_scores)
     assert question_scores[0] > question_scores[1]
+
+
+def test_tuned_retriever_carries_its_calibration(indexed, generated, tmp_path):
+    out = tmp_path / "retriever"
+    recipe = Recipe(epochs=1, batch_size=4, learning_rate=3e-5, max_length=128, holdout=2)
+    summary = train_retriever(indexed, generated, out, recipe, progress=False)
+    assert summary["train_triplets"] > 0 and summary["heldout_after"]["pairs"] > 0
+    calibration = json.loads((out / CALIBRATION_FILE).read_text())
+    assert calibration == summary["calibration"] and calibration["scale"] > 0
+    settings = fresh_settings(indexed, indexed.storage_dir, embedding={"model_path": str(out)})
+    scorer = build_scorer(settings, build_embedding(settings))
+    assert scorer.kind == "bi-encoder" and (scorer.center, scorer.scale) == (calibration["center"], calibration["scale"])
+    battery, cafeteria = sorted(
+        (n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(indexed)), key=lambda t: "Orion" not in t
+    )
+    scores = scorer([(BATTERY_Q, battery), (BATTERY_Q, cafeteria)])
+    assert scores[0] > scores[1] and all(0.0 <= s <= 1.0 for s in scores)
 
 
 @pytest.mark.slow
