@@ -1,12 +1,19 @@
 """Reference matching quality: sentence-level precision and coverage against a threshold.
 
     .venv/bin/python benchmarks/reference_precision.py [--out FILE]
+        [--generated debian_faq_en_html=storage/eval-devbench/qa/generated.jsonl]
 
-The annotated set is built from real retrieval results: for each question of the sample QA and
-of devbench's Debian FAQ (HTML) QA, the top 5 chunks are retrieved; the "answer" takes one
-sentence verbatim from each of up to two of those chunks (gold: every top-5 chunk containing
-it) and one sentence from a document outside the top 5 (gold: none), in a fixed shuffled order.
-The items are written as reference gold files (DESIGN.md format) beside the JSON, so
+Two annotated sets per corpus (the sample corpus and devbench's Debian FAQ, HTML), both built
+from real retrieval results (the top 5 chunks of a question):
+- "copied": for each question of the corpus's QA, one sentence verbatim from each of up to two
+  of those chunks (gold: every top-5 chunk containing it) and one sentence from a document
+  outside the top 5 (gold: none), in a fixed shuffled order;
+- "generated": the LLM's own answers to the questions `ragqa qa generate` wrote from one chunk
+  (paraphrases of that chunk, gold: it), each mixed with a sentence of an answer generated from
+  a document outside the top 5 (gold: none). The sample's generated QA ships as
+  data/sample/generated_qa.jsonl; other corpora's come from --generated NAME=FILE.
+Each set is scored with the configured matcher scorer and with its lexical blend off. The items
+are written as reference gold files (DESIGN.md format) beside the JSON, so
 `ragqa eval references --gold FILE` reproduces the figures; scoring is evaluation.references'.
 Prints the precision/coverage curve over thresholds and writes JSON.
 """
@@ -16,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -113,29 +121,48 @@ def build_generated_gold(settings, generated: list[dict]) -> list[dict]:
     return items
 
 
+def report(name: str, settings, items: list[dict], gold_file: Path) -> dict:
+    gold_file.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    scorer = build_scorer(settings, build_embedding(settings))
+    plain = settings.model_copy(update={"references": settings.references.model_copy(update={"lexical_weight": 0.0})})
+    results = {}
+    for variant, config in (("scorer alone", plain), ("configured", settings)):
+        metrics, _rows = evaluate_references(config, items, scorer, progress=False)
+        results[metrics["scorer"]] = metrics | {
+            "gold_file": str(gold_file), "unsupported_sentences": sum(1 for i in items for g in i["gold"] if not g)
+        }
+        print(f"\n{name}, {metrics['scorer']} ({variant}): {len(items)} answers, {metrics['n_sentences']} sentences")
+        for point in metrics["by_threshold"]:
+            print(f"  threshold {point['threshold']:.2f}  precision {point['precision']:.3f}  coverage {point['coverage']:.3f}")
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-references.json")
+    parser.add_argument("--generated", action="append", default=[], help="NAME=QA file of `ragqa qa generate`")
     args = parser.parse_args()
+    generated = {"sample": REPO_ROOT / "data/sample/generated_qa.jsonl"}
+    generated.update(dict(g.split("=", 1) for g in args.generated))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     results = {}
-    for name, docs, qa in [
-        ("sample", REPO_ROOT / "data/sample/docs", REPO_ROOT / "data/sample/qa.jsonl"),
-        ("debian_faq_en_html", DEVBENCH / "docs/debian-faq-en", DEVBENCH / "qa/debian_faq_en_html.jsonl"),
+    for name, docs, qa, nested in [
+        ("sample", REPO_ROOT / "data/sample/docs", REPO_ROOT / "data/sample/qa.jsonl", False),
+        ("debian_faq_en_html", DEVBENCH / "docs/debian-faq-en", DEVBENCH / "qa/debian_faq_en_html.jsonl", True),
     ]:
         settings = load_settings()
         settings.storage_dir = Path(tempfile.mkdtemp(prefix="ragqa-bench-refs-"))
+        if nested:  # as the devbench stores ingest it (<corpus>/debian-faq-en/...): same chunk ids
+            shutil.copytree(docs, settings.storage_dir / "corpus" / docs.name)
+            docs = settings.storage_dir / "corpus"
         ingest([docs], settings, progress=False)
-        items = build_gold(settings, [q for q in load_qa(qa) if q.get("answerable", True)])
-        gold_file = args.out.with_name(f"reference-gold-{name}.jsonl")
-        gold_file.parent.mkdir(parents=True, exist_ok=True)
-        gold_file.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
-        metrics, _rows = evaluate_references(settings, items, build_scorer(settings, build_embedding(settings)), progress=False)
-        results[name] = metrics | {"gold_file": str(gold_file),
-                                   "unsupported_sentences": sum(1 for i in items for g in i["gold"] if not g)}
-        print(f"\n{name}: {len(items)} answers, {metrics['n_sentences']} sentences ({gold_file})")
-        for point in metrics["by_threshold"]:
-            print(f"  threshold {point['threshold']:.2f}  precision {point['precision']:.3f}  coverage {point['coverage']:.3f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+        copied = build_gold(settings, [q for q in load_qa(qa) if q.get("answerable", True)])
+        results[name] = report(f"{name} copied", settings, copied, args.out.with_name(f"reference-gold-{name}.jsonl"))
+        if Path(generated.get(name, "")).is_file():
+            items = build_generated_gold(settings, load_qa(Path(generated[name])))
+            results[f"{name}_generated"] = report(
+                f"{name} generated", settings, items, args.out.with_name(f"reference-gold-{name}-generated.jsonl")
+            )
     args.out.write_text(json.dumps(results, indent=1))
     print(args.out)
 

@@ -1,6 +1,9 @@
-"""Hybrid retrieval on a small real index, and the reranker with a real CrossEncoder folder."""
+"""Hybrid retrieval on a small real index, the reranker with a real CrossEncoder folder, and the
+matcher's lexical support blend."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 from conftest import fresh_settings
@@ -10,7 +13,7 @@ from ingestion.pipeline import ingest
 from rag.models import build_embedding
 from rag.postprocessors import ScorerRerank
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
-from rag.scoring import CrossEncoderScorer, build_scorer
+from rag.scoring import CrossEncoderScorer, LexicalSupport, build_scorer, lexical_support, support_scorer
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +102,38 @@ def test_document_and_header_filters_reach_both_channels(store, pipeline):
     assert metadata_filters([], {}) is None
     with pytest.raises(ValueError, match="not FIELD=VALUE"):
         parse_where(["Region"])
+
+
+def test_lexical_support_counts_the_segments_wording_in_the_chunk():
+    chunk = "The cell temperature peaked at 61 degrees Celsius and no thermal runaway occurred."
+    assert lexical_support("The cell temperature peaked at 61 degrees Celsius.", chunk) == 1.0
+    assert lexical_support("The cafeteria opens at 7:30 on weekdays.", chunk) < 0.3
+    # Korean particles change a word's end, not most of its trigrams.
+    assert lexical_support("최대 가속도는 52 g였다", "시험에서 최대 가속도가 52 g로 측정되었다") > 0.5
+    assert lexical_support("", chunk) == 0.0
+
+
+def test_lexical_support_moves_scores_by_wording_only():
+    flat = lambda pairs: [0.5] * len(pairs)  # noqa: E731  (a scorer that cannot tell chunks apart)
+    flat.kind = "flat"
+    chunk = "Part QX-4471-B is the left B-pillar patch."
+    pairs = [("Part QX-4471-B is the left B-pillar patch.", chunk), ("The seat frame is high-strength steel.", chunk)]
+    blended = LexicalSupport(flat, weight=5.0, center=0.8)
+    copied, unrelated = blended(pairs)
+    assert copied == pytest.approx(1 / (1 + math.exp(-1.0))) and unrelated < 0.5 < copied
+    assert blended.kind == "flat+lexical"
+    assert LexicalSupport(flat, weight=0.0, center=0.8)(pairs) == pytest.approx([0.5, 0.5])
+
+
+def test_matcher_scorer_blends_wording_into_the_bi_encoder(base_settings):
+    """With the real bi-encoder, the blend keeps a copied sentence supported and pushes an
+    off-topic one under the threshold; turning it off restores the plain scorer."""
+    scorer = build_scorer(base_settings, build_embedding(base_settings))
+    support = support_scorer(base_settings, scorer)
+    assert support.kind == "bi-encoder+lexical" and support.embed is not None  # vector cache reachable
+    chunk = "Nail penetration. The cell temperature peaked at 61 degrees Celsius and no thermal runaway occurred."
+    copied, foreign = support([("The cell temperature peaked at 61 degrees Celsius.", chunk),
+                               ("The cafeteria opens at 7:30 on weekdays.", chunk)])
+    assert copied > base_settings.references.threshold > foreign
+    off = fresh_settings(base_settings, base_settings.storage_dir, references={"lexical_weight": 0.0})
+    assert support_scorer(off, scorer) is scorer
