@@ -123,10 +123,10 @@ def build_generated_gold(settings, generated: list[dict]) -> list[dict]:
 
 def report(name: str, settings, items: list[dict], gold_file: Path) -> dict:
     gold_file.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
-    scorer = build_scorer(settings, build_embedding(settings))
     plain = settings.model_copy(update={"references": settings.references.model_copy(update={"lexical_weight": 0.0})})
     results = {}
     for variant, config in (("scorer alone", plain), ("configured", settings)):
+        scorer = build_scorer(config, build_embedding(config))  # fresh: no embeddings cached
         metrics, _rows = evaluate_references(config, items, scorer, progress=False)
         results[metrics["scorer"]] = metrics | {
             "gold_file": str(gold_file), "unsupported_sentences": sum(1 for i in items for g in i["gold"] if not g)

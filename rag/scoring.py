@@ -93,6 +93,9 @@ class CrossEncoderScorer:
         return [float(s) if 0.0 <= s <= 1.0 else 1.0 / (1.0 + math.exp(-s)) for s in scores]
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
 def trigrams(text: str) -> set[str]:
     """Character 3-grams of the lower-cased words: language-agnostic (Korean particles and
     English inflections change a word's end, not most of its trigrams)."""
@@ -101,9 +104,17 @@ def trigrams(text: str) -> set[str]:
 
 
 def lexical_support(segment: str, chunk: str) -> float:
-    """Share of the segment's trigrams that the chunk contains (1.0: every word is there)."""
+    """Share of the segment's trigrams that the chunk contains (1.0: every word is there), capped
+    by the share of its numbers the chunk contains: one missing figure is a few trigrams among
+    many, but a chunk without the figure cannot support the statement."""
     grams = trigrams(segment)
-    return len(grams & trigrams(chunk)) / len(grams) if grams else 0.0
+    if not grams:
+        return 0.0
+    share = len(grams & trigrams(chunk)) / len(grams)
+    numbers = set(_NUMBER.findall(segment))
+    if numbers:
+        share = min(share, len(numbers & set(_NUMBER.findall(chunk))) / len(numbers))
+    return share
 
 
 class LexicalSupport:

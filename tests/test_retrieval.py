@@ -111,6 +111,9 @@ def test_lexical_support_counts_the_segments_wording_in_the_chunk():
     # Korean particles change a word's end, not most of its trigrams.
     assert lexical_support("최대 가속도는 52 g였다", "시험에서 최대 가속도가 52 g로 측정되었다") > 0.5
     assert lexical_support("", chunk) == 0.0
+    # A chunk without the statement's figure cannot support it, however similar the wording.
+    assert lexical_support("The B-pillar intrusion was 142 mm.", "The B-pillar intrusion was 98 mm.") == 0.0
+    assert lexical_support("SI-2024-03 measured 142 mm.", "SI-2024-03 measured 98 mm.") == pytest.approx(2 / 3)
 
 
 def test_lexical_support_moves_scores_by_wording_only():
