@@ -39,7 +39,7 @@ class Recipe:
     hard_negatives: int = 3
     random_negatives: int = 1
     layers: int = 6  # reranker only
-    max_length: int = 256  # reranker only
+    max_length: int = 256  # tokens per pair (reranker) or per text (retriever)
     holdout: int = 10  # every holdout-th chunk's questions are held out; 0: none
     seed: int = 13
 
@@ -91,8 +91,8 @@ def heldout_figures(score: Callable[[list[tuple[str, str]]], Sequence[float]], r
         return {}
     scores = score([(r["query"], r["passage"]) for r in rows])
     groups: dict[str, list[tuple[float, float]]] = {}
-    for row, score in zip(rows, scores):
-        groups.setdefault(row["group"], []).append((float(score), row["label"]))
+    for row, value in zip(rows, scores):
+        groups.setdefault(row["group"], []).append((float(value), row["label"]))
     ranks = []
     for group in groups.values():
         positive = next(s for s, label in group if label)
