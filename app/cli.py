@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 
@@ -23,8 +23,12 @@ def _settings(config: Path | None) -> Settings:
     try:
         return load_settings(config)
     except (FileNotFoundError, ValueError) as error:
-        typer.secho(f"error: {error}", fg="red", err=True)
-        raise typer.Exit(2) from error
+        _fail(error, code=2)
+
+
+def _fail(error: Exception, code: int = 1) -> NoReturn:
+    typer.secho(f"error: {error}", fg="red", err=True)
+    raise typer.Exit(code) from error
 
 
 @app.command()

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from app.cli import ConfigOption, _settings, app
+from app.cli import ConfigOption, _fail, _settings, app
 
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval, answers, references; reports in storage/reports.")
 app.add_typer(eval_app, name="eval")
@@ -20,11 +20,6 @@ RunArgument = Annotated[Path, typer.Argument(exists=True, file_okay=False, help=
 def _done(path: Path) -> None:
     typer.echo(f"report: {path / 'report.md'}")
     typer.echo(str(path))
-
-
-def _fail(error: Exception) -> None:
-    typer.secho(f"error: {error}", fg="red", err=True)
-    raise typer.Exit(1) from error
 
 
 @eval_app.command()

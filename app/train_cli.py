@@ -8,17 +8,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from app.cli import ConfigOption, _settings, app
+from app.cli import ConfigOption, _fail, _settings, app
 
 qa_app = typer.Typer(no_args_is_help=True, help="Generate QA pairs from the indexed corpus.")
 train_app = typer.Typer(no_args_is_help=True, help="Fine-tune models on generated QA.")
 app.add_typer(qa_app, name="qa")
 app.add_typer(train_app, name="train")
-
-
-def _fail(error: Exception) -> None:
-    typer.secho(f"error: {error}", fg="red", err=True)
-    raise typer.Exit(1) from error
 
 
 @qa_app.command()

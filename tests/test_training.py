@@ -185,3 +185,18 @@ def test_generate_and_train_from_the_command_line(base_settings, corpus, tmp_pat
     monkeypatch.setenv("RAGQA_SCORING__RERANKER_PATH", str(folder))
     answer = runner.invoke(app, ["ask", BATTERY_Q, "--json"])
     assert answer.exit_code == 0 and json.loads(answer.output)["scorer"] == "cross-encoder"
+
+
+def test_training_on_qa_of_another_store_fails_clearly(base_settings, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from app.cli import app
+
+    monkeypatch.setenv("RAGQA_STORAGE_DIR", str(tmp_path / "storage"))
+    monkeypatch.setenv("RAGQA_MODELS_DIR", str(base_settings.models_dir))
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text(json.dumps({"id": "g1", "question": "What speed?", "answer": "80 mm/s.",
+                              "evidence": [{"chunk_id": "not-in-this-store"}]}) + "\n")
+    result = CliRunner().invoke(app, ["train", "retriever", "--qa", str(qa), "--out", str(tmp_path / "m")])
+    assert result.exit_code == 1 and "ragqa qa generate" in result.output
+    assert not (tmp_path / "m").exists()
