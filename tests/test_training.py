@@ -184,7 +184,7 @@ def test_generate_and_train_from_the_command_line(base_settings, corpus, tmp_pat
     assert trained.output.strip().splitlines()[-1] == str(folder) and (folder / "ragqa_training.json").is_file()
     monkeypatch.setenv("RAGQA_SCORING__RERANKER_PATH", str(folder))
     answer = runner.invoke(app, ["ask", BATTERY_Q, "--json"])
-    assert answer.exit_code == 0 and json.loads(answer.output)["scorer"] == "cross-encoder"
+    assert answer.exit_code == 0 and json.loads(answer.stdout)["scorer"] == "cross-encoder"  # stderr: load bars
 
 
 def test_training_on_qa_of_another_store_fails_clearly(base_settings, tmp_path, monkeypatch):
