@@ -51,6 +51,18 @@ def usable(text: str) -> list[str]:
     return [s for s in split_sentences(text) if len(s.split()) >= 6 and "|" not in s]
 
 
+def gold_item(item: dict, sentences: list[str], gold: list[list[int]], top: list) -> dict:
+    """A gold item (DESIGN.md format): the sentences in a fixed shuffled order, the retrieved
+    chunks as the matcher sees them."""
+    order = sorted(range(len(sentences)), key=lambda i: hashlib.sha1(f"{item['id']}{i}".encode()).hexdigest())
+    return {
+        "id": item["id"], "question": item["question"],
+        "answer_sentences": [sentences[i] for i in order], "gold": [gold[i] for i in order],
+        "chunks": [{"chunk_id": n.node.node_id, "doc": n.node.metadata["doc"],
+                    "text": n.node.get_content(metadata_mode=MetadataMode.EMBED)} for n in top],
+    }
+
+
 def build_gold(settings, qa: list[dict]) -> list[dict]:
     """Reference gold items (DESIGN.md format) from real retrieval results."""
     embedding = build_embedding(settings)
@@ -73,14 +85,8 @@ def build_gold(settings, qa: list[dict]) -> list[dict]:
         if foreign:
             sentences.append(foreign)
             gold.append([])
-        order = sorted(range(len(sentences)), key=lambda i: hashlib.sha1(f"{item['id']}{i}".encode()).hexdigest())
         if sentences:
-            items.append({
-                "id": item["id"], "question": item["question"],
-                "answer_sentences": [sentences[i] for i in order], "gold": [gold[i] for i in order],
-                "chunks": [{"chunk_id": n.node.node_id, "doc": n.node.metadata["doc"], "text": text}
-                           for n, text in zip(top, chunks)],
-            })
+            items.append(gold_item(item, sentences, gold, top))
     return items
 
 
@@ -111,13 +117,7 @@ def build_generated_gold(settings, generated: list[dict]) -> list[dict]:
         if foreign and foreign not in sentences:
             sentences.append(foreign)
             gold.append([])
-        order = sorted(range(len(sentences)), key=lambda i: hashlib.sha1(f"{item['id']}{i}".encode()).hexdigest())
-        items.append({
-            "id": item["id"], "question": item["question"],
-            "answer_sentences": [sentences[i] for i in order], "gold": [gold[i] for i in order],
-            "chunks": [{"chunk_id": n.node.node_id, "doc": n.node.metadata["doc"], "text": text}
-                       for n, text in zip(top, chunks)],
-        })
+        items.append(gold_item(item, sentences, gold, top))
     return items
 
 
