@@ -1,4 +1,4 @@
-"""`ragqa qa generate` and `ragqa train reranker`: thin wrappers over training/."""
+"""`ragqa qa generate` and `ragqa train reranker|retriever`: thin wrappers over training/."""
 
 from __future__ import annotations
 

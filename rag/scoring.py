@@ -13,6 +13,7 @@ import math
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -103,17 +104,22 @@ def trigrams(text: str) -> set[str]:
     return {words[i : i + 3] for i in range(len(words) - 2)}
 
 
+@lru_cache(maxsize=4096)
+def _wording(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Trigrams and numbers of a text; cached, as each chunk meets every segment of an answer."""
+    return frozenset(trigrams(text)), frozenset(_NUMBER.findall(text))
+
+
 def lexical_support(segment: str, chunk: str) -> float:
     """Share of the segment's trigrams that the chunk contains (1.0: every word is there), capped
     by the share of its numbers the chunk contains: one missing figure is a few trigrams among
     many, but a chunk without the figure cannot support the statement."""
-    grams = trigrams(segment)
+    (grams, numbers), (chunk_grams, chunk_numbers) = _wording(segment), _wording(chunk)
     if not grams:
         return 0.0
-    share = len(grams & trigrams(chunk)) / len(grams)
-    numbers = set(_NUMBER.findall(segment))
+    share = len(grams & chunk_grams) / len(grams)
     if numbers:
-        share = min(share, len(numbers & set(_NUMBER.findall(chunk))) / len(numbers))
+        share = min(share, len(numbers & chunk_numbers) / len(numbers))
     return share
 
 
