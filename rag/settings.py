@@ -124,7 +124,7 @@ class EvaluationSettings(BaseModel):
 
 
 class TrainingSettings(BaseModel):
-    """`ragqa qa generate` and `ragqa train reranker`."""
+    """`ragqa qa generate` and `ragqa train reranker|retriever`."""
 
     qa_prompt_file: Path = Field(Path("prompts/qa_generate.txt"), description="Question generation prompt.")
     questions_per_chunk: int = Field(3, description="Questions asked per chunk.")

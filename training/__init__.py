@@ -1,1 +1,2 @@
-"""Domain adaptation: QA generated from the corpus (qa_generation) trains the reranker (reranker)."""
+"""Domain adaptation: QA generated from the corpus (qa_generation) gives the pairs (pairs) that
+fine-tune the reranker (reranker) and the retriever (retriever)."""
