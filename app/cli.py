@@ -40,8 +40,7 @@ def models(config: ConfigOption = None) -> None:
     try:
         paths = prepare_models(settings)
     except ModelPreparationError as error:
-        typer.secho(f"error: {error}", fg="red", err=True)
-        raise typer.Exit(1) from error
+        _fail(error)
     for role, path in paths.items():
         typer.echo(f"{role}: {path}")
 
@@ -58,12 +57,17 @@ def ingest(
     """Add or update documents; prints a report. Exit code 1 when any file failed."""
     from ingestion.pipeline import ingest as run_ingest
 
+    from rag.models import ModelNotPreparedError
+    from rag.store import StoreBusyError
+
     settings = _settings(config)
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
-        typer.secho(f"error: no such file or folder: {', '.join(missing)}", fg="red", err=True)
-        raise typer.Exit(2)
-    report = run_ingest(paths, settings, reset=reset, prune=prune)
+        _fail(FileNotFoundError(f"no such file or folder: {', '.join(missing)}"), code=2)
+    try:
+        report = run_ingest(paths, settings, reset=reset, prune=prune)
+    except (ModelNotPreparedError, StoreBusyError) as error:
+        _fail(error)
     typer.echo(report.summary())
     raise typer.Exit(1 if report.failed else 0)
 
@@ -83,25 +87,26 @@ def ask(
 ) -> None:
     """Answer a question from the indexed documents, with references."""
     from rag.models import ModelNotPreparedError
-    from rag.pipeline import RagPipeline
-    from rag.retrieval import parse_where
+    from rag.pipeline import QuestionError, RagPipeline, check_question
+    from rag.retrieval import FilterError, check_filters, parse_where
     from rag.store import collection
 
     settings = _settings(config)
     try:
+        check_question(question)
         conditions = parse_where(where or [])
     except ValueError as error:
-        typer.secho(f"error: {error}", fg="red", err=True)
-        raise typer.Exit(2) from error
+        _fail(error, code=2)
     if collection(settings).count() == 0:
-        typer.secho("error: no documents are indexed yet: run `ragqa ingest PATH` first", fg="red", err=True)
-        raise typer.Exit(1)
+        _fail(RuntimeError("no documents are indexed yet: run `ragqa ingest PATH` first"))
     try:
+        check_filters(settings, doc or [], conditions)
         pipeline = RagPipeline(settings)
+        answer = pipeline.answer(question, docs=doc or [], where=conditions)
+    except (FilterError, QuestionError) as error:
+        _fail(error, code=2)
     except ModelNotPreparedError as error:
-        typer.secho(f"error: {error}", fg="red", err=True)
-        raise typer.Exit(1) from error
-    answer = pipeline.answer(question, docs=doc or [], where=conditions)
+        _fail(error)
     if as_json:
         json.dump(answer.to_dict(), sys.stdout, ensure_ascii=False, indent=1)
         sys.stdout.write("\n")

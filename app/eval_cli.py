@@ -119,8 +119,11 @@ def report(
     from evaluation.runner import compare
     from evaluation.runs import Run
 
-    if run_b is None:
-        write_report(Run(run_a))
-        _done(run_a)
-    else:
-        _done(compare(_settings(config), run_a, run_b))
+    try:
+        if run_b is None:
+            write_report(Run.open(run_a))
+            _done(run_a)
+        else:
+            _done(compare(_settings(config), run_a, run_b))
+    except ValueError as error:
+        _fail(error)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
+
+
+def escape(text: str, markdown: bool) -> str:
+    """Document text and model output are shown as text: in Markdown, `<img onerror=...>` from
+    a document would otherwise become an element in every viewer's browser."""
+    return html.escape(text, quote=False) if markdown else text
 
 
 def location(item: dict[str, Any]) -> str:
@@ -20,7 +27,7 @@ def location(item: dict[str, Any]) -> str:
 def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
     """The answer, segment by segment, each followed by its references or an unsupported mark."""
     if not answer["answerable"]:
-        return answer["answer"]
+        return escape(answer["answer"], markdown)
     lines = []
     for segment in answer["segments"]:
         if segment["supported"]:
@@ -28,7 +35,7 @@ def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
             tag = f"(refs: {refs})"
         else:
             tag = "(unsupported: no source backs this)"
-        lines.append(f"{segment['text']} *{tag}*" if markdown else f"{segment['text']}  {tag}")
+        lines.append(f"{escape(segment['text'], True)} *{tag}*" if markdown else f"{segment['text']}  {tag}")
     return "\n\n".join(lines) if markdown else "\n".join(lines)
 
 
@@ -40,8 +47,8 @@ def render_sources(answer: dict[str, Any], markdown: bool = False) -> str:
     for source in answer["sources"]:
         snippet = " ".join(source["text"].split())[:200]
         lines.append(
-            f"{'- ' if markdown else '  '}[{source['ref']}] {location(source)} "
-            f"(score {source['score']:.2f}): {snippet}"
+            f"{'- ' if markdown else '  '}[{source['ref']}] {escape(location(source), markdown)} "
+            f"(score {source['score']:.2f}): {escape(snippet, markdown)}"
         )
     if answer.get("scorer") == "bi-encoder":
         lines.append("")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import shutil
 import threading
@@ -10,59 +11,120 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.render import render_segments, render_sources
-from rag.pipeline import Answer, RagPipeline
+from app.render import escape, render_segments, render_sources
+from rag.pipeline import Answer, QuestionError, RagPipeline
+from rag.retrieval import FilterError, parse_where
 from rag.settings import Settings
 
 _DONE = object()
 
 
+class AnswerAbandoned(Exception):
+    """Raised inside the generation when nobody reads the answer any more."""
+
+
 def answer_stream(
     pipeline: RagPipeline, question: str, docs: list[str] | None = None, where: dict[str, str] | None = None
 ) -> Iterator[str | Answer]:
-    """Yield the growing answer text while the LLM writes it, then the finished Answer."""
+    """Yield the growing answer text while the LLM writes it, then the finished Answer. When
+    the reader stops (page reloaded, chat stopped: the generator is closed or dropped), the
+    generation stops at its next token and frees the model."""
     tokens: queue.Queue = queue.Queue()
     result: dict = {}
+    abandoned = threading.Event()
+
+    def on_token(token: str) -> None:
+        if abandoned.is_set():
+            raise AnswerAbandoned
+        tokens.put(token)
 
     def work() -> None:
         try:
-            result["answer"] = pipeline.answer(question, on_token=tokens.put, docs=docs, where=where)
+            result["answer"] = pipeline.answer(question, on_token=on_token, docs=docs, where=where)
+        except AnswerAbandoned:
+            pass
         except Exception as error:  # shown to the user instead of a silent spinner
             result["error"] = error
         finally:
             tokens.put(_DONE)
 
     threading.Thread(target=work, daemon=True).start()
-    text = ""
-    while (token := tokens.get()) is not _DONE:
-        text += token
-        yield text
+    try:
+        text = ""
+        while (token := tokens.get()) is not _DONE:
+            text += token
+            yield text
+    finally:
+        abandoned.set()
+    if isinstance(result.get("error"), (QuestionError, FilterError)):
+        raise result["error"]
     if "error" in result:
         raise gr.Error(f"ragqa failed: {result['error']}")
     yield result["answer"]
 
 
+def chat_reply(answer: dict) -> list[gr.ChatMessage]:
+    """An answer in the chat, with its own sources folded under it: an earlier answer's [n]
+    keeps pointing at its own sources when later answers come."""
+    reply = [gr.ChatMessage(role="assistant", content=render_segments(answer, markdown=True))]
+    if answer["sources"]:
+        reply.append(gr.ChatMessage(
+            role="assistant", content=render_sources(answer, markdown=True),
+            metadata={"title": "Sources", "status": "done"},
+        ))
+    return reply
+
+
 def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | None = None) -> str:
-    """Copy uploaded files under storage/uploads (their names are their doc ids) and index them."""
+    """Copy uploaded files under storage/uploads and index them. A failed file leaves no copy
+    (and an earlier upload of the same name is kept); replacing a document is said."""
     from ingestion.pipeline import ingest
+    from rag.store import StoreBusyError
 
     if not files:
         return "Choose one or more files first."
     uploads = settings.storage_dir / "uploads"
     uploads.mkdir(parents=True, exist_ok=True)
-    paths = []
+    staged: list[tuple[Path, Path | None]] = []  # (copy, the earlier upload it displaced)
     for file in files:
         target = uploads / Path(file).name
+        earlier = None
+        if target.exists():
+            earlier = target.with_name(f".{target.name}.earlier")
+            os.replace(target, earlier)
         shutil.copyfile(file, target)
-        paths.append(target)
+        staged.append((target, earlier))
 
     def report_progress(done: int, total: int, current: str) -> None:
         if progress is not None:
             progress((done, total), desc=f"indexing {current}" if current else "done", unit="files")
 
-    report = ingest(paths, settings, progress=False, on_progress=report_progress)
+    try:
+        report = ingest([target for target, _ in staged], settings, progress=False, on_progress=report_progress)
+    except StoreBusyError as error:
+        failed = {str(target) for target, _ in staged}
+        message = f"Nothing was indexed: {error}."
+    else:
+        failed = {f["file"] for f in report.failed}
+        message = ""
+    for target, earlier in staged:
+        if str(target) in failed:
+            target.unlink()
+            if earlier is not None:
+                os.replace(earlier, target)
+        elif earlier is not None:
+            earlier.unlink()
+    if message:
+        return message
     lines = [report.summary().splitlines()[0]]
-    lines += [f"- **{Path(f['file']).name}**: {f['reason']}" for f in report.failed]
+    for target, _ in staged:
+        doc_id = report.doc_ids[str(target)]
+        if doc_id in report.replaced:
+            lines.append(f"- **{escape(target.name, True)}** replaced the earlier upload of the same name")
+        elif doc_id != target.name:
+            lines.append(f"- **{escape(target.name, True)}** is indexed as `{doc_id}`: another document "
+                         "of that name is already indexed and was kept")
+    lines += [f"- **{escape(Path(f['file']).name, True)}**: {escape(f['reason'], True)}" for f in report.failed]
     return "\n\n".join(lines)
 
 
@@ -73,23 +135,24 @@ def indexed_documents(settings: Settings) -> list[str]:
 
 
 def build_ui(pipeline: RagPipeline) -> gr.Blocks:
-    from rag.retrieval import parse_where
-
-    def respond(message: str, history: list, docs: list[str] | None, where: str) -> Iterator[tuple[str, str]]:
-        if not message.strip():
+    def respond(
+        message: str | None, history: list, docs: list[str] | None, where: str | None
+    ) -> Iterator[tuple[str | list, str]]:
+        """Whatever the browser sends: None for an untouched box, blanks, malformed filters."""
+        message = (message or "").strip()
+        if not message:
             yield "Please type a question.", ""
             return
         try:
-            conditions = parse_where([c for c in where.split(";") if c.strip()])
-        except ValueError as error:
-            yield f"Filters: {error}", ""
-            return
-        for update in answer_stream(pipeline, message, docs or None, conditions):
-            if isinstance(update, Answer):
-                answer = update.to_dict()
-                yield render_segments(answer, markdown=True), render_sources(answer, markdown=True)
-            else:
-                yield update, "*Writing the answer…*"
+            conditions = parse_where([c for c in (where or "").split(";") if c.strip()])
+            for update in answer_stream(pipeline, message, list(docs or []) or None, conditions):
+                if isinstance(update, Answer):
+                    answer = update.to_dict()
+                    yield chat_reply(answer), render_sources(answer, markdown=True)
+                else:
+                    yield escape(update, True), "*Writing the answer…*"
+        except ValueError as error:  # a filter or question the user can fix
+            yield f"**Cannot answer:** {escape(str(error), True)}", ""
 
     def upload(files: list[str] | None, progress=gr.Progress()) -> tuple[str, dict]:
         report = index_uploads(pipeline.settings, files or [], progress)
@@ -100,8 +163,7 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
         with gr.Tab("Ask"):
             sources = gr.Markdown(render=False, elem_id="sources")
             doc_choice = gr.Dropdown(
-                indexed_documents(pipeline.settings), multiselect=True, label="Only these documents",
-                info="Empty: all documents.", render=False,
+                [], multiselect=True, label="Only these documents", info="Empty: all documents.", render=False,
             )
             where = gr.Textbox(
                 label="Header filters", placeholder="FIELD=VALUE; FIELD=VALUE",
@@ -113,7 +175,7 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                         respond,
                         additional_outputs=[sources],
                         additional_inputs=[doc_choice, where],
-                        additional_inputs_accordion=gr.Accordion("Filters", open=False),
+                        additional_inputs_accordion="Filters",
                         title="ragqa",
                         description="Answers from your documents only; each segment shows the "
                         "sources that support it, and unsupported segments are marked.",
@@ -127,6 +189,8 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
             button = gr.Button("Add to the index", variant="primary")
             result = gr.Markdown(elem_id="ingest-report")
             button.click(upload, inputs=files, outputs=[result, doc_choice])
+        # Every page load lists the documents indexed now, uploads since the start included.
+        demo.load(lambda: gr.update(choices=indexed_documents(pipeline.settings)), outputs=doc_choice)
     return demo
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import rag  # noqa: F401
 from ingestion.convert import SUPPORTED_SUFFIXES
-from ingestion.pipeline import discover, ingest
+from ingestion.pipeline import ingest
+from ingestion.sources import discover
 from rag.settings import REPO_ROOT, load_settings
 
 

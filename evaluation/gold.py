@@ -39,13 +39,32 @@ def satisfies(evidence: dict[str, Any], chunk_text: str, metadata: dict[str, Any
     return True
 
 
-def load_qa(path: Path) -> list[dict[str, Any]]:
-    """Read a QA file (JSON Lines); a malformed line is reported with its number."""
+def load_jsonl(path: Path, required: tuple[str, ...], what: str) -> list[dict[str, Any]]:
+    """Read a JSON Lines file of objects that each have the `required` keys; a malformed line,
+    or a file with none, is a ValueError naming the file and line."""
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                items.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from error
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text") from error
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from error
+        if not isinstance(item, dict):
+            raise ValueError(f"{path}:{number}: a {what} must be a JSON object, not a {type(item).__name__}")
+        missing = [key for key in required if key not in item]
+        if missing:
+            raise ValueError(f"{path}:{number}: the {what} has no {', '.join(missing)}")
+        items.append(item)
+    if not items:
+        raise ValueError(f"{path}: no {what}s in the file")
     return items
+
+
+def load_qa(path: Path) -> list[dict[str, Any]]:
+    """Read a QA file (JSON Lines, one question per line with its id and evidence)."""
+    return load_jsonl(path, ("id", "question"), "question")

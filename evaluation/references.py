@@ -10,7 +10,6 @@ are cached per item, so the curve costs one scoring pass.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from evaluation.gold import load_jsonl
 from rag.references import Segment, match_references
 from rag.scoring import support_scorer
 from rag.settings import Settings
@@ -28,17 +28,10 @@ THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
 
 def load_gold(path: Path) -> list[dict[str, Any]]:
     """Read a reference gold file; a malformed line is reported with its number."""
-    items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from error
-        if len(item.get("gold", [])) != len(item.get("answer_sentences", [])):
-            raise ValueError(f"{path}:{number}: gold needs one list per answer sentence")
-        items.append(item)
+    items = load_jsonl(path, ("id", "answer_sentences", "chunks", "gold"), "gold item")
+    for item in items:
+        if len(item["gold"]) != len(item["answer_sentences"]):
+            raise ValueError(f"{path}: item {item['id']}: gold needs one list per answer sentence")
     return items
 
 

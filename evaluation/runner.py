@@ -82,7 +82,7 @@ def run_answers(
 
 def grade_answers(settings: Settings, run_dir: Path, llm=None) -> Path:
     """Single-answer judge grades for an answers run (judge.jsonl), resumable."""
-    run = Run(Path(run_dir))
+    run = Run.open(run_dir)
     judge = Judge.from_settings(settings, llm)
     done = run.done("judge")
     rows = [r for r in run.results() if r["id"] not in done]
@@ -105,7 +105,7 @@ def ragas_answers(
     from evaluation.ragas_eval import LLM_METRICS, NON_LLM_METRICS, RagasRow, ragas_scores
     from rag.models import build_embedding, build_llm
 
-    run = Run(Path(run_dir))
+    run = Run.open(run_dir)
     metrics = metrics or list(LLM_METRICS + NON_LLM_METRICS)
     needs_llm = any(m in LLM_METRICS for m in metrics)
     llm = llm or (build_llm(settings, settings.evaluation.judge_llm) if needs_llm else None)
@@ -146,7 +146,7 @@ def run_references(settings: Settings, gold_file: Path, name: str = "references"
 
 def run_pairwise(settings: Settings, run_a: Path, run_b: Path, name: str = "pairwise", llm=None) -> Path:
     """A's answers against B's on the questions both answered, judged in both orders."""
-    a, b = Run(Path(run_a)), Run(Path(run_b))
+    a, b = Run.open(run_a), Run.open(run_b)
     answers_b = {r["id"]: r for r in b.results()}
     pairs = [(r, answers_b[r["id"]]) for r in a.results() if r["id"] in answers_b]
     if not pairs:
@@ -167,5 +167,5 @@ def run_pairwise(settings: Settings, run_a: Path, run_b: Path, name: str = "pair
 
 def compare(settings: Settings, run_a: Path, run_b: Path) -> Path:
     run = Run.start(settings, "compare", _config("compare", a=run_a, b=run_b))
-    compare_runs(Run(Path(run_a)), Run(Path(run_b)), run)
+    compare_runs(Run.open(run_a), Run.open(run_b), run)
     return run.path

@@ -21,12 +21,18 @@ class Run:
     path: Path
 
     @classmethod
+    def open(cls, path: Path) -> Run:
+        """An existing run folder; a folder without a run's config.json is a ValueError."""
+        run = cls(Path(path))
+        if not (run.path / "config.json").is_file():
+            raise ValueError(f"{path} is not a run folder (no config.json): give a folder under storage/reports")
+        return run
+
+    @classmethod
     def start(cls, settings: Settings, name: str, config: dict[str, Any], resume: Path | None = None) -> Run:
         """A new run folder, or `resume`'s (which must be a run of the same kind)."""
         if resume is not None:
-            run = cls(Path(resume))
-            if not (run.path / "config.json").is_file():
-                raise FileNotFoundError(f"{resume} is not a run folder (no config.json)")
+            run = cls.open(resume)
             kind = run.config().get("kind")
             if kind != config.get("kind"):
                 raise ValueError(f"{resume} is a {kind!r} run, not {config.get('kind')!r}")

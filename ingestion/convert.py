@@ -94,7 +94,7 @@ def convert(path: Path, doc_id: str, cfg: IngestSettings) -> ConvertedDocument:
         text = decode(path.read_bytes())
         document = _json(text, doc_id) if fmt == "json" else _plain(text, doc_id)
     else:
-        document = _docling_other(path, doc_id, fmt)
+        document = _docling_other(path, doc_id, fmt, cfg)
     if not document.blocks:
         raise DocumentLoadError("no text could be extracted")
     return document
@@ -181,7 +181,7 @@ def compact_table(markdown: str) -> str:
     return "\n".join(lines)
 
 
-def _docling_other(path: Path, doc_id: str, fmt: str) -> ConvertedDocument:
+def _docling_other(path: Path, doc_id: str, fmt: str, cfg: IngestSettings) -> ConvertedDocument:
     from docling.datamodel.base_models import DocumentStream
 
     fields: dict[str, Any] = {}
@@ -190,11 +190,78 @@ def _docling_other(path: Path, doc_id: str, fmt: str) -> ConvertedDocument:
         text = decode(path.read_bytes())
         if fmt == "md":
             fields, text = front_matter(text)
+            text = keep_inline_html(text)
+        if fmt == "csv":
+            _check_cells(_csv_cells(text), cfg)
         source = DocumentStream(name=path.name, stream=io.BytesIO(text.encode("utf-8")))
+    elif fmt == "xlsx":
+        _check_cells(_xlsx_cells(path), cfg)
+    elif fmt == "html":
+        fields = _html_title(path)
     document = _run_docling(source, path, fmt, None)
     sheet_names = _sheet_names(path) if fmt == "xlsx" else []
     blocks = docling_blocks(document, fmt, sheet_names)
     return ConvertedDocument(doc_id, fmt, blocks, fields)
+
+
+def _check_cells(cells: int, cfg: IngestSettings) -> None:
+    """Refuse a table Docling would reject after minutes and gigabytes, in one accurate line."""
+    if cells > cfg.max_table_cells:
+        raise DocumentLoadError(
+            f"{cells:,} table cells, over the limit of {cfg.max_table_cells:,} (ingest.max_table_cells): "
+            "split the file into smaller ones"
+        )
+
+
+def _csv_cells(text: str) -> int:
+    """Rows x columns, counted from the header line without parsing every row."""
+    import csv
+
+    lines = text.count("\n") + (not text.endswith("\n"))
+    first = text[: text.find("\n")] if "\n" in text else text
+    try:
+        delimiter = csv.Sniffer().sniff(first, delimiters=",;\t|").delimiter
+    except csv.Error:
+        delimiter = ","
+    return lines * max(1, len(next(csv.reader([first], delimiter=delimiter), [])))
+
+
+def _xlsx_cells(path: Path) -> int:
+    import openpyxl
+
+    try:
+        workbook = openpyxl.load_workbook(path, read_only=True)
+    except Exception as error:  # openpyxl raises many types for broken files
+        raise DocumentLoadError(f"corrupt or unreadable XLSX ({type(error).__name__}: {error})") from error
+    try:
+        return sum((sheet.max_row or 0) * (sheet.max_column or 0) for sheet in workbook.worksheets)
+    finally:
+        workbook.close()
+
+
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def _html_title(path: Path) -> dict[str, str]:
+    """The page's <title>: generated sites (Sphinx, wikis) put navigation headings such as
+    "Table of Contents" before the page's own, so the first heading is no title."""
+    import html
+
+    with path.open("rb") as handle:
+        head = handle.read(65536).decode("utf-8", errors="replace")
+    match = _HTML_TITLE.search(head)
+    title = " ".join(html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).split()) if match else ""
+    return {"Title": title} if title else {}
+
+
+_CODE = re.compile(r"(```.*?```|~~~.*?~~~|`[^`\n]*`)", re.DOTALL)
+
+
+def keep_inline_html(markdown: str) -> str:
+    """Escape `<` outside code, so Docling's Markdown reader keeps HTML written in a document
+    ("<img ...> and <script> appear") as text instead of dropping it from the index."""
+    parts = _CODE.split(markdown)
+    return "".join(part if i % 2 else part.replace("<", "&lt;") for i, part in enumerate(parts))
 
 
 def _sheet_names(path: Path) -> list[str]:

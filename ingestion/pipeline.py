@@ -10,6 +10,7 @@ already indexed is touched.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -25,13 +26,15 @@ from tqdm.auto import tqdm
 from ingestion.chunking import BlockChunker, LocatedDocument
 from ingestion.convert import DocumentLoadError, convert
 from ingestion.headers import LLMHeaderExtractor, apply_header, extract_header
+from ingestion.sources import SourceRegistry, discover
 from rag.models import build_embedding
-from rag.retrieval import BM25_DIR, rebuild_bm25
+from rag.retrieval import bm25_version, rebuild_bm25
 from rag.settings import Settings
 from rag.store import reset as reset_store
-from rag.store import vector_store
+from rag.store import vector_store, writer_lock
 
 DOCSTORE_FILE = "docstore.json"
+SOURCES_FILE = "sources.json"
 Progress = Callable[[int, int, str], None]  # (files done, files in all, current file)
 
 
@@ -44,30 +47,21 @@ class IngestReport:
     chunks: int = 0
     pages: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)  # doc ids that already held another version
+    doc_ids: dict[str, str] = field(default_factory=dict)  # file -> doc id
     seconds: float = 0.0
     convert_seconds: float = 0.0
     index_seconds: float = 0.0
+    prune: bool = False
 
     def summary(self) -> str:
-        lines = [
-            f"{self.files} files: {self.indexed} indexed ({self.chunks} chunks), "
-            f"{self.unchanged} unchanged, {self.pruned} pruned, {len(self.failed)} failed, "
-            f"in {self.seconds:.1f} s"
-        ]
+        parts = [f"{self.indexed} indexed ({self.chunks} chunks)", f"{self.unchanged} unchanged"]
+        if self.prune:
+            parts.append(f"{self.pruned} pruned")
+        parts.append(f"{len(self.failed)} failed")
+        lines = [f"{self.files} file{'' if self.files == 1 else 's'}: {', '.join(parts)}, in {self.seconds:.1f} s"]
         lines += [f"FAILED {f['file']}: {f['reason']}" for f in self.failed]
         return "\n".join(lines)
-
-
-def discover(paths: list[Path]) -> list[tuple[Path, str]]:
-    """(file, doc id) pairs; the doc id is the path relative to the folder given."""
-    found = []
-    for path in paths:
-        if path.is_dir():
-            for file in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
-                found.append((file, file.relative_to(path).as_posix()))
-        else:
-            found.append((path, path.name))
-    return found
 
 
 def _load_docstore(path: Path) -> SimpleDocumentStore:
@@ -110,21 +104,32 @@ def ingest(
     progress: bool = True,
     on_progress: Progress | None = None,
 ) -> IngestReport:
+    """Index `paths` (files or folders). One writer per store: a second one gets StoreBusyError."""
+    with writer_lock(settings):
+        return _ingest(paths, settings, reset, prune, progress, on_progress)
+
+
+def _ingest(
+    paths: list[Path], settings: Settings, reset: bool, prune: bool, progress: bool, on_progress: Progress | None
+) -> IngestReport:
     started = time.perf_counter()
     if reset:
         reset_store(settings)
         shutil.rmtree(settings.docstore_dir, ignore_errors=True)
     docstore_path = settings.docstore_dir / DOCSTORE_FILE
     docstore = _load_docstore(docstore_path)
+    sources = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE)
     pipeline = build_pipeline(settings, docstore)
-    report = IngestReport()
+    report = IngestReport(prune=prune)
     files = discover(paths)
     bar = tqdm(files, desc="ingest", unit="file", disable=not progress)
     chunk_bar = tqdm(desc="chunks", unit="chunk", disable=not progress)
     seen: set[str] = set()
     ask_llm = _header_llm(settings) if settings.headers.llm else None
-    for done, (file, doc_id) in enumerate(bar):
+    for done, (file, natural_id) in enumerate(bar):
         report.files += 1
+        doc_id = sources.assign(file, natural_id)
+        report.doc_ids[str(file)] = doc_id
         seen.add(doc_id)
         if on_progress:
             on_progress(done, len(files), doc_id)
@@ -147,7 +152,8 @@ def ingest(
         apply_header(document, header, settings.headers)
 
         clock = time.perf_counter()
-        if docstore.get_document_hash(doc_id) is None:
+        previous = docstore.get_document_hash(doc_id)
+        if previous is None:
             # Chunks a killed run left behind without recording the file: remove, then redo.
             pipeline.vector_store.delete(doc_id)
         nodes = pipeline.run(documents=[document], show_progress=False)
@@ -156,16 +162,22 @@ def ingest(
             report.indexed += 1
             report.chunks += len(nodes)
             report.pages += len({n.metadata.get("page") or n.metadata.get("slide") for n in nodes} - {None})
+            if previous is not None:
+                report.replaced.append(doc_id)
             chunk_bar.update(len(nodes))
+            # The registry first: an id recorded for a file the docstore lacks is harmless.
+            sources.save()
             _save_docstore(docstore, docstore_path)
         else:
             report.unchanged += 1
     chunk_bar.close()
     if prune:
-        report.pruned = _prune(pipeline, docstore, seen)
+        report.pruned = _prune(pipeline, docstore, sources, seen)
         _save_docstore(docstore, docstore_path)
-    if report.indexed or report.pruned or reset or not (settings.storage_dir / BM25_DIR).is_dir():
-        rebuild_bm25(settings)
+        sources.save()
+    version = store_version(docstore)
+    if bm25_version(settings) != version:
+        rebuild_bm25(settings, version)
     if on_progress:
         on_progress(len(files), len(files), "")
     report.seconds = round(time.perf_counter() - started, 2)
@@ -173,6 +185,12 @@ def ingest(
     report.index_seconds = round(report.index_seconds, 2)
     _write_report(report, settings)
     return report
+
+
+def store_version(docstore: SimpleDocumentStore) -> str:
+    """A digest of every indexed document and its content hash: the store's state."""
+    hashes = sorted(docstore.get_all_document_hashes().items())
+    return hashlib.sha256(json.dumps(hashes).encode()).hexdigest()
 
 
 def _header_llm(settings: Settings) -> LLMHeaderExtractor:
@@ -186,12 +204,15 @@ def _header_llm(settings: Settings) -> LLMHeaderExtractor:
     )
 
 
-def _prune(pipeline: IngestionPipeline, docstore: SimpleDocumentStore, seen: set[str]) -> int:
+def _prune(
+    pipeline: IngestionPipeline, docstore: SimpleDocumentStore, sources: SourceRegistry, seen: set[str]
+) -> int:
     """Remove the documents (and their chunks) that were not found in this run."""
     gone = set(docstore.get_all_document_hashes().values()) - seen
     for doc_id in gone:
         pipeline.vector_store.delete(doc_id)
         docstore.delete_document(doc_id, raise_error=False)  # also drops its hash
+        sources.forget(doc_id)
     return len(gone)
 
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import atexit
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import closing
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.llms.types import ChatMessage, CompletionResponse, CompletionResponseGen
+from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.llms import LLM
+from llama_index.llms.llama_cpp import LlamaCPP
 
 from rag.settings import LLMSettings, Settings
 
@@ -62,12 +67,42 @@ def build_llm(settings: Settings, cfg: LLMSettings | None = None) -> LLM:
                      cfg.max_new_tokens, cfg.temperature)
 
 
+class SerialLlamaCPP(LlamaCPP):
+    """LlamaCPP that decodes one request at a time. One llama.cpp context is not thread-safe
+    (two decodes at once crash the process), and every caller shares the one instance per model:
+    the UI's answer threads, evaluation's judge threads, header extraction. A stream holds the
+    lock while it is read and releases it when it is closed, so an abandoned answer that stops
+    reading frees the model for the next one."""
+
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        with self._lock:
+            return super().complete(prompt, formatted=formatted, **kwargs)
+
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        def serial() -> CompletionResponseGen:
+            with self._lock, closing(LlamaCPP.stream_complete(self, prompt, formatted=formatted, **kwargs)) as stream:
+                yield from stream
+
+        return serial()
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._model.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+
+def token_counter(llm: LLM) -> Callable[[str], int]:
+    """Tokens of a text for this LLM: llama.cpp's own tokenizer, else (a server's model) a
+    bound from UTF-8 bytes that holds for English and Korean (about 2 or more bytes a token)."""
+    if isinstance(llm, SerialLlamaCPP):
+        return llm.count_tokens
+    return lambda text: len(text.encode("utf-8")) // 2 + 1
+
+
 @lru_cache(maxsize=2)
 def _llamacpp(path: str, n_ctx: int, n_threads: int, max_new_tokens: int, temperature: float) -> LLM:
     """One llama.cpp instance per model and shape: loading it costs seconds and 1+ GB."""
-    from llama_index.llms.llama_cpp import LlamaCPP
-
-    llm = LlamaCPP(
+    llm = SerialLlamaCPP(
         model_path=path,
         temperature=temperature,
         max_new_tokens=max_new_tokens,

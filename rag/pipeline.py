@@ -10,21 +10,32 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from llama_index.core.llms import LLM
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from rag.models import build_embedding, build_llm
+from rag.models import build_embedding, build_llm, token_counter
 from rag.postprocessors import ScorerRerank
 from rag.references import match_references, split_sentences
-from rag.retrieval import hybrid_retriever, metadata_filters
+from rag.retrieval import check_filters, hybrid_retriever, metadata_filters
 from rag.scoring import build_scorer, reuse_stored_vectors, support_scorer
 from rag.settings import Settings
 from rag.store import collection
 
 _MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
+_TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
+
+
+class QuestionError(ValueError):
+    """The question cannot be asked as it is (empty, or longer than the model's window)."""
+
+
+def check_question(question: str) -> None:
+    if not question.strip():
+        raise QuestionError("the question is empty")
 
 
 @dataclass
@@ -68,6 +79,7 @@ class RagPipeline:
         self.support = support_scorer(settings, self.scorer)
         self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
+        self.count_tokens = token_counter(self.llm)
 
     def answer(
         self,
@@ -79,6 +91,10 @@ class RagPipeline:
         """Answer from all documents, or only from `docs` (document ids as ingested) and from
         documents whose header fields equal `where`'s values."""
         cfg = self.settings
+        check_question(question)
+        self._prompt_budget(question)
+        if docs or where:
+            check_filters(cfg, docs or [], where or {})
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -103,6 +119,7 @@ class RagPipeline:
             timings.update(generate=0.0, match=0.0)
             return refused
 
+        top = self._fit(question, top)
         text = self._generate(question, top, on_token)
         lap("generate")
         if is_refusal(text, cfg.refusal):
@@ -117,18 +134,53 @@ class RagPipeline:
             return refused
         return Answer(question, text, True, segments, sources, timings, self.scorer.kind)
 
-    def _generate(self, question: str, top: list[NodeWithScore], on_token: Callable[[str], None] | None) -> str:
+    def _prompt(self, question: str, top: list[NodeWithScore]) -> str:
         context = "\n\n".join(
             f"[{i + 1}] {node.node.get_content(metadata_mode=MetadataMode.LLM)}"
             for i, node in enumerate(top)
         )
-        prompt = self.prompt.format(context=context, question=question, refusal=self.settings.refusal)
+        return self.prompt.format(context=context, question=question, refusal=self.settings.refusal)
+
+    def _prompt_budget(self, question: str) -> int:
+        """Tokens left for the context once the question, the prompt and the answer are in the
+        model's window; a question that leaves none is refused before any work."""
+        cfg = self.settings.llm
+        left = cfg.n_ctx - cfg.max_new_tokens - _TEMPLATE_TOKENS - self.count_tokens(self._prompt(question, []))
+        if left <= 0:
+            limit = cfg.n_ctx - cfg.max_new_tokens - _TEMPLATE_TOKENS - self.count_tokens(self._prompt("", []))
+            raise QuestionError(
+                f"the question is too long: {self.count_tokens(question)} tokens, and the model's window of "
+                f"{cfg.n_ctx} (llm.n_ctx) leaves room for at most {max(limit, 0)}: shorten it"
+            )
+        return left
+
+    def _fit(self, question: str, top: list[NodeWithScore]) -> list[NodeWithScore]:
+        """The best-ranked chunks that fit the window; the first is cut short if it alone does
+        not fit. Without this llama.cpp fails on a long question with a full context."""
+        budget = self._prompt_budget(question)
+        bare = self.count_tokens(self._prompt(question, []))
+
+        def context_tokens(nodes: list[NodeWithScore]) -> int:
+            return self.count_tokens(self._prompt(question, nodes)) - bare
+
+        while len(top) > 1 and context_tokens(top) > budget:
+            top = top[:-1]
+        while context_tokens(top) > budget and (text := top[0].node.get_content(metadata_mode=MetadataMode.NONE)):
+            node = top[0].node.model_copy()
+            node.set_content(text[: int(len(text) * 0.8)])
+            top = [NodeWithScore(node=node, score=top[0].score)]
+        return top
+
+    def _generate(self, question: str, top: list[NodeWithScore], on_token: Callable[[str], None] | None) -> str:
+        prompt = self._prompt(question, top)
         if on_token is None:
             return self.llm.complete(prompt).text.strip()
         parts = []
-        for chunk in self.llm.stream_complete(prompt):
-            parts.append(chunk.delta or "")
-            on_token(chunk.delta or "")
+        # Closing the stream when on_token raises (an abandoned answer) stops the decoding.
+        with closing(self.llm.stream_complete(prompt)) as stream:
+            for chunk in stream:
+                parts.append(chunk.delta or "")
+                on_token(chunk.delta or "")
         return "".join(parts).strip()
 
     def _match(self, text: str, top: list[NodeWithScore], sources: list[dict]) -> list[dict[str, Any]]:

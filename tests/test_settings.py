@@ -38,3 +38,42 @@ def test_config_from_environment_and_errors(tmp_path, monkeypatch):
     config.write_text("[llm]\nbackend = \"openai\"\n")
     with pytest.raises(ValueError, match="backend"):
         load_settings(config)
+
+
+def test_copied_config_finds_the_shipped_prompts_and_names_missing_files(tmp_path):
+    from rag.settings import REPO_ROOT
+
+    copy = tmp_path / "elsewhere" / "ragqa.toml"
+    copy.parent.mkdir()
+    copy.write_text(DEFAULT_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+    settings = load_settings(copy)
+    assert settings.prompt_file == REPO_ROOT / "prompts" / "answer.txt"
+    assert settings.storage_dir == copy.parent / "storage"  # state stays beside the config
+    (copy.parent / "prompts").mkdir()
+    (copy.parent / "prompts" / "answer.txt").write_text("Own prompt {context} {question} {refusal}")
+    assert load_settings(copy).prompt_file == copy.parent / "prompts" / "answer.txt"  # its own wins
+    copy.write_text('prompt_file = "prompts/mine.txt"\n')
+    with pytest.raises(ValueError, match=r"ragqa.toml: prompt_file prompts/mine.txt not found"):
+        load_settings(copy)
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "message"),
+    [
+        ("[chunking]\nchunk_size = 100\nchunk_overlap = 100\n", {},
+         r"chunking: chunk_overlap \(100\) must be smaller than chunk_size \(100\)"),
+        ("[llm\nbackend = 1\n", {}, r"bad.toml: TOML syntax error"),
+        ("", {"RAGQA_HEADERS__FIELDS": "Title,Region"},
+         r"RAGQA_HEADERS__FIELDS: a list or table setting from the environment must be JSON"),
+        ('storage_dir = "a-file"\n', {}, r"storage_dir .*a-file is a file, not a folder"),
+    ],
+)
+def test_settings_errors_are_one_line(tmp_path, monkeypatch, toml, env, message):
+    (tmp_path / "a-file").write_text("not a folder")
+    config = tmp_path / "bad.toml"
+    config.write_text(toml)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(ValueError, match=message) as caught:
+        load_settings(config)
+    assert "\n" not in str(caught.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gradio as gr
+import pytest
 from conftest import BATTERY_Q
 
 from app.render import render_segments, render_sources
@@ -42,15 +43,185 @@ def test_upload_indexes_files_and_reports_failures(base_settings, tmp_path):
         seen.append((fraction, desc))
 
     message = index_uploads(settings, [str(good), str(bad)], progress)
-    assert message.startswith("2 files: 1 indexed")
+    assert message.startswith("2 files: 1 indexed") and "pruned" not in message
     assert "**broken.pdf**: corrupt or unreadable PDF" in message
     assert seen[0] == ((0, 2), "indexing notes.md") and seen[-1] == ((2, 2), "done")
     assert {m["doc"] for m in collection(settings).get()["metadatas"]} == {"notes.md"}
+    uploads = settings.storage_dir / "uploads"
+    assert sorted(p.name for p in uploads.iterdir()) == ["notes.md"]  # no copy of the failed file
+
+    # A new version of an upload replaces it, and says so; a broken one keeps the earlier one.
+    good.write_text("# Notes\n\nThe wind tunnel is booked on Fridays now.", encoding="utf-8")
+    message = index_uploads(settings, [str(good)])
+    assert message.startswith("1 file: 1 indexed") and "**notes.md** replaced the earlier upload" in message
+    good.write_bytes(b"\xff\xfe\x00binary")
+    message = index_uploads(settings, [str(good)])
+    assert "not UTF-8" in message
+    assert "Fridays" in (uploads / "notes.md").read_text(encoding="utf-8")
+    assert sorted(p.name for p in uploads.iterdir()) == ["notes.md"]
+
+    # The name of a document indexed from elsewhere: both are kept, under distinct ids.
+    from ingestion.pipeline import ingest
+
+    elsewhere = tmp_path / "team" / "guide.md"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("# Guide\n\nThe lab opens at eight.", encoding="utf-8")
+    ingest([elsewhere], settings, progress=False)
+    upload = tmp_path / "guide.md"
+    upload.write_text("# Guide\n\nThe workshop closes at six.", encoding="utf-8")
+    message = index_uploads(settings, [str(upload)])
+    assert "**guide.md** is indexed as `uploads/guide.md`" in message
+    docs = {m["doc"] for m in collection(settings).get()["metadatas"]}
+    assert {"guide.md", "uploads/guide.md"} <= docs
 
 
 def test_filters_reach_the_pipeline(pipeline):
-    # No indexed document has this header value, so nothing is retrieved and the answer is refused.
-    final = list(answer_stream(pipeline, BATTERY_Q, where={"Region": "Atlantis"}))[-1]
-    assert isinstance(final, Answer) and not final.answerable and final.sources == []
+    import pytest
+
+    from rag.retrieval import FilterError
+
+    with pytest.raises(FilterError, match="Title=Atlantis"):  # no indexed document has it
+        list(answer_stream(pipeline, BATTERY_Q, where={"Title": "Atlantis"}))
     final = list(answer_stream(pipeline, BATTERY_Q, docs=["battery.md"]))[-1]
     assert final.answerable and {s["doc"] for s in final.sources} == {"battery.md"}
+
+
+def respond_of(demo: gr.Blocks):
+    """The chat's handler as the page calls it."""
+    return next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "respond")
+
+
+@pytest.mark.parametrize("where", [None, "", "   ", " ; "])
+def test_respond_takes_what_a_browser_sends(pipeline, where):
+    respond = respond_of(build_ui(pipeline))
+    *_, (reply, sources) = respond(BATTERY_Q, [], None, where)
+    assert isinstance(reply, list) and "refs: [" in reply[0].content and "battery.md" in sources
+    assert list(respond("   ", [], None, where)) == [("Please type a question.", "")]
+    assert list(respond(None, [], None, where)) == [("Please type a question.", "")]
+
+
+def test_respond_explains_bad_filters(pipeline):
+    respond = respond_of(build_ui(pipeline))
+    [(reply, _)] = list(respond(BATTERY_Q, [], None, "Region"))
+    assert "not FIELD=VALUE" in reply
+    [(reply, _)] = list(respond(BATTERY_Q, [], ["nothing.md"], ""))
+    assert "no indexed document has the id 'nothing.md'" in reply
+
+
+def test_each_answer_keeps_its_own_sources(pipeline):
+    respond = respond_of(build_ui(pipeline))
+    *_, (first, _) = respond(BATTERY_Q, [], None, "")
+    *_, (second, _) = respond("What does the cafeteria serve on Fridays?", [], None, "")
+    assert [m.metadata.get("title") for m in first] == [None, "Sources"]
+    assert "battery.md" in first[1].content and "battery.md" not in second[1].content
+    assert "cafeteria.md" in second[1].content
+
+
+def test_document_text_is_shown_as_text():
+    from app.render import render_answer
+
+    hostile = "Known issue: <img src=x onerror=alert(1)> and <script>alert(1)</script> appear"
+    answer = {"answerable": True, "answer": hostile, "scorer": "bi-encoder",
+              "segments": [{"text": hostile, "supported": True, "references": [{"ref": 1, "score": 0.9}]}],
+              "sources": [{"ref": 1, "doc": "<b>x</b>.md", "page": None, "slide": None, "section": None,
+                           "text": hostile, "score": 0.9}]}
+    shown = render_answer(answer, markdown=True)
+    assert "<img" not in shown and "<script" not in shown and "<b>" not in shown
+    assert "&lt;img src=x onerror=alert(1)&gt;" in shown
+
+
+def test_page_load_lists_documents_indexed_since_start(base_settings, tmp_path):
+    from conftest import fresh_settings
+
+    from app.ui import index_uploads
+    from rag.pipeline import RagPipeline
+
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    first = tmp_path / "first.md"
+    first.write_text("# First\n\nThe first note.", encoding="utf-8")
+    index_uploads(settings, [str(first)])
+    demo = build_ui(RagPipeline(settings))
+    [load] = [f for f in demo.fns.values() if any(event == "load" for _, event in f.targets)]
+    second = tmp_path / "second.md"
+    second.write_text("# Second\n\nThe second note.", encoding="utf-8")
+    index_uploads(settings, [str(second)])  # after the UI was built
+    assert load.fn()["choices"] == [("first.md", "first.md"), ("second.md", "second.md")] or \
+        sorted(load.fn()["choices"]) == ["first.md", "second.md"]
+
+
+def test_one_decode_at_a_time_and_abandoned_answers_stop(pipeline, monkeypatch):
+    """Two generations on one model object at once crash llama.cpp: whatever calls it, they
+    must take turns; an answer nobody reads any more stops and frees the model."""
+    import threading
+    import time
+
+    llm = pipeline.llm
+    real = llm._model
+    state = {"active": 0, "most": 0}
+    guard = threading.Lock()
+
+    class Recorder:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def __call__(self, **kwargs):
+            with guard:
+                state["active"] += 1
+                state["most"] = max(state["most"], state["active"])
+                overlap = state["active"] > 1
+            if overlap:  # never let two decodes reach llama.cpp in a failing run
+                with guard:
+                    state["active"] -= 1
+                raise RuntimeError("two decodes at once")
+            time.sleep(0.3)
+            try:
+                result = real(**kwargs)
+                if not kwargs.get("stream"):
+                    return result
+                return self._stream(result)
+            finally:
+                if not kwargs.get("stream"):
+                    with guard:
+                        state["active"] -= 1
+
+        def _stream(self, parts):
+            try:
+                yield from parts
+            finally:
+                with guard:
+                    state["active"] -= 1
+
+    monkeypatch.setattr(llm, "_model", Recorder())
+    errors = []
+
+    def complete():
+        try:
+            llm.complete("Say one word.")
+        except Exception as error:
+            errors.append(error)
+
+    def stream():
+        try:
+            for _ in llm.stream_complete("Count from one to five."):
+                pass
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=t) for t in (complete, stream, complete)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert errors == [] and state["most"] == 1
+
+    # Abandon an answer after a few tokens: the model is free again within a token or two.
+    updates = answer_stream(pipeline, "Describe the nail penetration test of the Orion pack in detail, step by step.")
+    for _ in range(3):
+        next(updates)
+    updates.close()
+    started = time.monotonic()
+    assert llm._lock.acquire(timeout=2), "the abandoned generation kept the model"
+    llm._lock.release()
+    assert time.monotonic() - started < 2
+    final = list(answer_stream(pipeline, BATTERY_Q))[-1]
+    assert isinstance(final, Answer) and final.answerable
