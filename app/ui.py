@@ -134,7 +134,9 @@ def indexed_documents(settings: Settings) -> list[str]:
     return sorted({meta["doc"] for meta in collection(settings).get(include=["metadatas"])["metadatas"]})
 
 
-def build_ui(pipeline: RagPipeline) -> gr.Blocks:
+def chat_handler(pipeline: RagPipeline):
+    """The Ask tab's handler: (message, history, documents, header filters) -> (chat, sources)."""
+
     def respond(
         message: str | None, history: list, docs: list[str] | None, where: str | None
     ) -> Iterator[tuple[str | list, str]]:
@@ -154,6 +156,10 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
         except ValueError as error:  # a filter or question the user can fix
             yield f"**Cannot answer:** {escape(str(error), True)}", ""
 
+    return respond
+
+
+def build_ui(pipeline: RagPipeline) -> gr.Blocks:
     def upload(files: list[str] | None, progress=gr.Progress()) -> tuple[str, dict]:
         report = index_uploads(pipeline.settings, files or [], progress)
         return report, gr.update(choices=indexed_documents(pipeline.settings))
@@ -172,7 +178,7 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
             with gr.Row():
                 with gr.Column(scale=3):
                     gr.ChatInterface(
-                        respond,
+                        chat_handler(pipeline),
                         additional_outputs=[sources],
                         additional_inputs=[doc_choice, where],
                         additional_inputs_accordion="Filters",
