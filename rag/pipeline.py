@@ -15,12 +15,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from llama_index.core.llms import LLM
+from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.models import build_embedding, build_llm, token_counter
 from rag.postprocessors import ScorerRerank
 from rag.references import match_references, split_sentences
-from rag.retrieval import check_filters, hybrid_retriever, metadata_filters
+from rag.retrieval import bm25_version, check_filters, hybrid_retriever, metadata_filters
 from rag.scoring import build_scorer, reuse_stored_vectors, support_scorer
 from rag.settings import Settings
 from rag.store import collection
@@ -74,6 +76,7 @@ class RagPipeline:
         self.llm = llm or build_llm(settings)
         self.embedding = embedding
         self.retriever = hybrid_retriever(settings, embedding, self.llm)
+        self._lexical_version = bm25_version(settings)
         self.scorer = build_scorer(settings, embedding)
         self.reranker = ScorerRerank(self.scorer, top_n=settings.retrieval.top_k)
         self.support = support_scorer(settings, self.scorer)
@@ -106,10 +109,7 @@ class RagPipeline:
 
         query = QueryBundle(question)
         filters = metadata_filters(docs, where)
-        retriever = self.retriever if filters is None else hybrid_retriever(
-            self.settings, self.embedding, self.llm, filters=filters
-        )
-        retrieved = retriever.retrieve(query)
+        retrieved = self.current_retriever(filters).retrieve(query)
         reuse_stored_vectors(self.scorer, self.collection, retrieved)
         lap("retrieve")
         top = self.reranker.postprocess_nodes(retrieved, query_bundle=query)
@@ -133,6 +133,16 @@ class RagPipeline:
             # Not one sentence is backed by a source: a hallucination, not an answer.
             return refused
         return Answer(question, text, True, segments, sources, timings, self.scorer.kind)
+
+    def current_retriever(self, filters: MetadataFilters | None = None) -> BaseRetriever:
+        """Hybrid retrieval over the store as it is now: documents added since the pipeline was
+        built (an upload in the UI) rebuilt the BM25 index on disk, which is loaded again."""
+        if bm25_version(self.settings) != self._lexical_version:
+            self._lexical_version = bm25_version(self.settings)
+            self.retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
+        if filters is None:
+            return self.retriever
+        return hybrid_retriever(self.settings, self.embedding, self.llm, filters=filters)
 
     def _prompt(self, question: str, top: list[NodeWithScore]) -> str:
         context = "\n\n".join(

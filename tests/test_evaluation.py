@@ -55,7 +55,7 @@ def test_pairwise_order_swap_cancels_position_bias():
     assert "1 answer A 2 answer B" in judge.llm.prompts[0] and "1 answer B 2 answer A" in judge.llm.prompts[1]
 
 
-def test_reference_metrics_on_a_known_score_table():
+def test_reference_metrics_on_a_known_score_table(tmp_path):
     items = load_gold(GOLD)
     table = {  # sentence i -> scores against chunks c1, c2
         0: [0.9, 0.3], 1: [0.55, 0.6], 2: [0.2, 0.45],
@@ -79,13 +79,10 @@ def test_reference_metrics_on_a_known_score_table():
     assert curve[0.4]["precision"] == pytest.approx(2 / 3, abs=1e-4)  # the gold-less sentence now counts
     assert curve[0.6]["coverage"] == 1.0 and curve[0.65]["coverage"] == 0.5
     assert metrics["pairs_scored"] == 6 and rows[0]["gold"] == [[0], [1], []]
+    bad = tmp_path / "bad_gold.jsonl"
+    bad.write_text('{"id": "x", "answer_sentences": ["a"], "chunks": [], "gold": []}\n', encoding="utf-8")
     with pytest.raises(ValueError, match="one list per answer sentence"):
-        bad = FIXTURES.parent / "bad_gold.jsonl"
-        try:
-            bad.write_text('{"id": "x", "answer_sentences": ["a"], "gold": []}\n', encoding="utf-8")
-            load_gold(bad)
-        finally:
-            bad.unlink()
+        load_gold(bad)
 
 
 def test_eval_retrieval_and_references_write_runs(indexed, corpus, tmp_path):

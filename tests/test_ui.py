@@ -218,3 +218,23 @@ def test_one_decode_at_a_time_and_abandoned_answers_stop(pipeline, monkeypatch):
     assert time.monotonic() - started < 2
     final = list(answer_stream(pipeline, BATTERY_Q))[-1]
     assert isinstance(final, Answer) and final.answerable
+
+
+def test_uploads_reach_both_retrieval_channels(base_settings, tmp_path):
+    """A UI started on an empty store (dense only) finds an upload through BM25 too."""
+    from conftest import fresh_settings
+    from llama_index.core.retrievers import QueryFusionRetriever
+    from llama_index.core.schema import QueryBundle
+
+    from app.ui import index_uploads
+    from rag.pipeline import RagPipeline
+
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    pipeline = RagPipeline(settings)
+    note = tmp_path / "tunnel.md"
+    note.write_text("# Wind tunnel\n\nThe climatic wind tunnel WT-7 is booked on Thursdays.", encoding="utf-8")
+    index_uploads(settings, [str(note)])
+    retriever = pipeline.current_retriever()
+    assert isinstance(retriever, QueryFusionRetriever)
+    dense, bm25 = retriever._retrievers
+    assert [n.node.metadata["doc"] for n in bm25.retrieve(QueryBundle("WT-7"))] == ["tunnel.md"]
