@@ -179,6 +179,10 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                 with gr.Column(scale=3):
                     gr.ChatInterface(
                         chat_handler(pipeline),
+                        textbox=gr.Textbox(
+                            placeholder="Ask a question about your documents", elem_id="question",
+                            show_label=False, submit_btn=True, scale=7,
+                        ),
                         additional_outputs=[sources],
                         additional_inputs=[doc_choice, where],
                         additional_inputs_accordion="Filters",

@@ -80,7 +80,7 @@ def browser():
 def page(browser, server, request):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(server["url"])
-    page.get_by_placeholder("Type a message...").wait_for()
+    page.locator("#question textarea").wait_for()
     yield page
     page.close()
     assert server["process"].poll() is None, "the server died:\n" + server["log"].read_text()[-3000:]
@@ -91,23 +91,24 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
-def last_reply(page) -> str:
-    bots = page.locator('[data-testid="bot"]')
-    return bots.nth(bots.count() - 1).inner_text() if bots.count() else ""
+def replies(page) -> list[str]:
+    """The text of every assistant message (an answer and its folded sources are two)."""
+    return page.locator('[data-testid="bot"]').all_inner_texts()
 
 
 def ask(page, question: str) -> list[str]:
     """Type the question, press Enter, and collect what the last reply showed until it is
     final; returns the distinct texts in order (the streamed ones, then the final one)."""
-    before = page.locator('[data-testid="bot"]').count()
-    box = page.get_by_placeholder("Type a message...")
+    before = len(replies(page))
+    box = page.locator("#question textarea")
     box.fill(question)
     box.press("Enter")
     seen: list[str] = []
     deadline = time.monotonic() + WAIT_MS / 1000
     while time.monotonic() < deadline:
-        if page.locator('[data-testid="bot"]').count() > before:
-            text = last_reply(page).strip()
+        now = replies(page)
+        if len(now) > before:
+            text = now[before].strip()
             if text and (not seen or seen[-1] != text):
                 seen.append(text)
             if text and any(marker in text for marker in FINAL) and "Writing the answer" not in sources(page):
@@ -120,13 +121,17 @@ def sources(page) -> str:
     return page.locator("#sources").inner_text()
 
 
+def first_source(page) -> str:
+    return next((line for line in sources(page).splitlines() if line.startswith("[1]")), "")
+
+
 def test_question_streams_an_answer_with_references(page):
     assert page.get_by_text("Filters", exact=True).count() == 1  # drawn once, under the input
     texts = ask(page, BATTERY_Q)
     shot(page, "01-answer")
     assert len(texts) >= 3, texts  # the answer grew on screen before it was final
     assert "61" in texts[-1] and "refs: [1]" in texts[-1]
-    assert sources(page).splitlines()[1].startswith("[1] battery.md")
+    assert first_source(page).startswith("[1] battery.md")
 
 
 def test_unanswerable_question_is_refused(page, server):
@@ -150,7 +155,7 @@ def test_filters_set_and_unset(page):
     filters.fill("")
     texts = ask(page, BATTERY_Q)
     shot(page, "04-filter-unset")
-    assert "refs: [1]" in texts[-1] and sources(page).splitlines()[1].startswith("[1] battery.md")
+    assert "refs: [1]" in texts[-1] and first_source(page).startswith("[1] battery.md")
 
 
 def test_upload_is_listed_and_answerable(page, server, tmp_path):
@@ -164,7 +169,7 @@ def test_upload_is_listed_and_answerable(page, server, tmp_path):
     shot(page, "05-uploaded")
 
     page.reload()  # a page loaded after the upload lists the new document
-    page.get_by_placeholder("Type a message...").wait_for()
+    page.locator("#question textarea").wait_for()
     if not page.get_by_placeholder("FIELD=VALUE; FIELD=VALUE").is_visible():
         page.get_by_text("Filters", exact=True).click()
     page.get_by_label("Only these documents").click()
@@ -174,7 +179,7 @@ def test_upload_is_listed_and_answerable(page, server, tmp_path):
     texts = ask(page, "On which day is the climatic wind tunnel booked for the Model K?")
     shot(page, "07-upload-answered")
     assert "Thursday" in texts[-1] and "refs:" in texts[-1]
-    assert sources(page).splitlines()[1].startswith("[1] wind-tunnel.md")
+    assert first_source(page).startswith("[1] wind-tunnel.md")
 
 
 def test_document_markup_is_shown_as_text(page, server):
@@ -195,16 +200,16 @@ def test_document_markup_is_shown_as_text(page, server):
 def test_reload_while_streaming_then_ask_again(page, server):
     """Leaving an answer half way (reload) and asking again at once: one answer at a time on
     the model, the abandoned one stops, the server lives."""
-    box = page.get_by_placeholder("Type a message...")
+    box = page.locator("#question textarea")
     box.fill("Describe the nail penetration test of the Orion battery pack in detail, step by step, "
              "with every figure it reports.")
     box.press("Enter")
     deadline = time.monotonic() + WAIT_MS / 1000
-    while not last_reply(page).strip() and time.monotonic() < deadline:
+    while len(replies(page)) < 1 and time.monotonic() < deadline:
         page.wait_for_timeout(100)
-    assert last_reply(page).strip(), "the answer never started streaming"
+    assert replies(page), "the answer never started streaming"
     page.reload()
-    page.get_by_placeholder("Type a message...").wait_for()
+    page.locator("#question textarea").wait_for()
     texts = ask(page, BATTERY_Q)
     shot(page, "09-after-reload")
     assert "61" in texts[-1] and "refs:" in texts[-1]
