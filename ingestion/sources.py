@@ -78,9 +78,6 @@ class SourceRegistry:
         owner = self.files.get(doc_id)
         return owner is not None and (doc_id in self._claimed or Path(owner).exists())
 
-    def source(self, doc_id: str) -> Path | None:
-        return Path(self.files[doc_id]) if doc_id in self.files else None
-
     def forget(self, doc_id: str) -> None:
         self.files.pop(doc_id, None)
 

@@ -216,7 +216,7 @@ EMBEDDING_NAME = "multilingual-e5-small"
 
 
 def _file_fields(settings: Settings) -> list[tuple[BaseModel, str]]:
-    """(section, field name) of every file setting (a Path field named *_file), at any depth."""
+    """(section, name) of every file setting (a Path field named *_file), top level and sections."""
     found = []
     for model in (settings, *(getattr(settings, name) for name in type(settings).model_fields)):
         if isinstance(model, BaseModel):
