@@ -140,3 +140,24 @@ def test_matcher_scorer_blends_wording_into_the_bi_encoder(base_settings):
     assert copied > base_settings.references.threshold > foreign
     off = fresh_settings(base_settings, base_settings.storage_dir, references={"lexical_weight": 0.0})
     assert support_scorer(off, scorer) is scorer
+
+
+
+def test_hybrid_scores_are_the_fusion_of_both_channels(store, pipeline):
+    """Every hybrid score is the reciprocal-rank sum over dense AND BM25: dropping either
+    channel from the fusion changes the scores of the chunks both found."""
+    settings, _ = store
+    embedding = build_embedding(settings)
+    query = "What protects the part of the body above the neck?"  # the channels disagree on it
+
+    def ranks(nodes):
+        return {n.node.node_id: r for r, n in enumerate(sorted(nodes, key=lambda n: n.score or 0.0, reverse=True))}
+
+    dense = ranks(dense_retriever(settings, embedding).retrieve(query))
+    bm25 = ranks(bm25_retriever(settings).retrieve(query))
+    hybrid = hybrid_retriever(settings, embedding, pipeline.llm).retrieve(query)
+    assert list(dense) != list(bm25) and set(dense) & set(bm25)
+    assert {n.node.node_id for n in hybrid} == set(dense) | set(bm25)
+    for node in hybrid:
+        expected = sum(1.0 / (60 + r[node.node.node_id]) for r in (dense, bm25) if node.node.node_id in r)
+        assert node.score == pytest.approx(expected)
