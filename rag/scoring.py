@@ -110,17 +110,30 @@ def _wording(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(trigrams(text)), frozenset(_NUMBER.findall(text))
 
 
-def lexical_support(segment: str, chunk: str) -> float:
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def hangul_script(text: str) -> bool:
+    """Written mostly in Hangul (Korean) rather than Latin letters."""
+    return len(_HANGUL.findall(text)) > len(_LATIN.findall(text))
+
+
+def lexical_support(segment: str, chunk: str) -> float | None:
     """Share of the segment's trigrams that the chunk contains (1.0: every word is there), capped
     by the share of its numbers the chunk contains: one missing figure is a few trigrams among
-    many, but a chunk without the figure cannot support the statement."""
+    many, but a chunk without the figure cannot support the statement.
+
+    Across languages (an English answer from a Korean chunk) words cannot match, so only the
+    numbers count; None when there are none: the wording says nothing either way."""
     (grams, numbers), (chunk_grams, chunk_numbers) = _wording(segment), _wording(chunk)
+    number_share = len(numbers & chunk_numbers) / len(numbers) if numbers else None
+    if hangul_script(segment) != hangul_script(chunk):
+        return number_share
     if not grams:
         return 0.0
     share = len(grams & chunk_grams) / len(grams)
-    if numbers:
-        share = min(share, len(numbers & chunk_numbers) / len(numbers))
-    return share
+    return share if number_share is None else min(share, number_share)
 
 
 class LexicalSupport:
@@ -148,7 +161,8 @@ class LexicalSupport:
 
     def __call__(self, pairs: Sequence[Pair]) -> list[float]:
         scores = np.clip(np.asarray(self.scorer(pairs), dtype=np.float64), 1e-6, 1 - 1e-6)
-        shift = self.weight * (np.array([lexical_support(a, b) for a, b in pairs]) - self.center)
+        support = [lexical_support(a, b) for a, b in pairs]
+        shift = self.weight * (np.array([self.center if s is None else s for s in support]) - self.center)
         return (1.0 / (1.0 + np.exp(-(np.log(scores / (1 - scores)) + shift)))).tolist()
 
 

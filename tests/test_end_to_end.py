@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -112,3 +113,27 @@ def test_scorer_reuses_the_stored_chunk_vectors(pipeline, monkeypatch):
     monkeypatch.setattr(pipeline.scorer, "embedding", NoEmbedding())
     stored = pipeline.scorer.embed([text], query=False)[0]
     assert float(stored @ fresh) > 0.999  # the store's vector is the one the model would give
+
+
+def test_english_question_about_a_korean_document(base_settings, corpus, tmp_path, monkeypatch):
+    """Answered and cited through `ragqa ask`: the matcher no longer needs shared wording
+    between an English answer and its Korean chunk (its figures must still be there)."""
+    from typer.testing import CliRunner
+
+    from app.cli import app
+
+    folder = tmp_path / "docs"
+    shutil.copytree(corpus, folder)
+    (folder / "constitution.txt").write_text(
+        "대한민국헌법\n\n제1조 ① 대한민국은 민주공화국이다. ② 대한민국의 주권은 국민에게 있고, "
+        "모든 권력은 국민으로부터 나온다.\n\n제2조 ① 대한민국의 국민이 되는 요건은 법률로 정한다.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    ingest([folder], settings, progress=False)
+    monkeypatch.setenv("RAGQA_STORAGE_DIR", str(settings.storage_dir))
+    monkeypatch.setenv("RAGQA_MODELS_DIR", str(settings.models_dir))
+    result = CliRunner().invoke(app, ["ask", "--json", "What does Article 1 of the Korean constitution say?"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["answerable"], answer
+    cited = {r["doc"] for s in answer["segments"] if s["supported"] for r in s["references"]}
+    assert cited == {"constitution.txt"}

@@ -161,3 +161,20 @@ def test_hybrid_scores_are_the_fusion_of_both_channels(store, pipeline):
     for node in hybrid:
         expected = sum(1.0 / (60 + r[node.node.node_id]) for r in (dense, bm25) if node.node.node_id in r)
         assert node.score == pytest.approx(expected)
+
+
+def test_support_across_languages_keeps_numbers_decisive(base_settings):
+    """An English segment cannot share words with its Korean chunk: the wording is left out,
+    the figures still decide (a wrong number is unsupported in any language)."""
+    scorer = support_scorer(base_settings, build_scorer(base_settings, build_embedding(base_settings)))
+    korean = "측면 충돌 시험에서 B필러는 142 mm 침입했다. 목표치는 120 mm였다."
+    constitution = "제1조 ① 대한민국은 민주공화국이다. ② 대한민국의 주권은 국민에게 있고, 모든 권력은 국민으로부터 나온다."
+    right, wrong, article, unrelated = scorer([
+        ("In the side impact test the B-pillar intruded 142 mm.", korean),
+        ("In the side impact test the B-pillar intruded 152 mm.", korean),
+        ("Article 1 says that the Republic of Korea is a democratic republic.", constitution),
+        ("The cafeteria closes at 15:00 on weekdays.", korean),
+    ])
+    threshold = base_settings.references.threshold
+    assert right > threshold and article > threshold
+    assert wrong < threshold and unrelated < threshold
