@@ -1,4 +1,4 @@
-"""`ragqa qa generate` and `ragqa train reranker|retriever`: thin wrappers over training/."""
+"""`ragqa qa generate|mine` and `ragqa train reranker|retriever`: thin wrappers over training/."""
 
 from __future__ import annotations
 
@@ -40,6 +40,31 @@ def generate(
         f"{counts['chunks']} chunks: {counts['questions']} questions written, "
         f"{counts['already_done']} chunks already done, {counts['failed']} without a usable reply"
     )
+    typer.echo(str(out))
+
+
+@qa_app.command()
+def mine(
+    out: Annotated[Optional[Path], typer.Option(help="QA file to write (default storage/qa/mined.jsonl).")] = None,
+    per_chunk: Annotated[int, typer.Option(help="Sentence questions per chunk.")] = 2,
+    seed: Annotated[int, typer.Option(help="Same store and seed: same questions.")] = 13,
+    config: ConfigOption = None,
+) -> None:
+    """Mine questions from the indexed corpus in seconds, without the LLM (sentence crops and
+    section headings, each pointing at its chunk)."""
+    from collections import Counter
+
+    from training.mining import mine_questions, write_questions
+
+    settings = _settings(config)
+    out = out or settings.storage_dir / "qa" / "mined.jsonl"
+    try:
+        items = mine_questions(settings, per_chunk, seed)
+    except ValueError as error:
+        _fail(error)
+    write_questions(items, out)
+    kinds = Counter(item["kind"] for item in items)
+    typer.echo(f"{len(items)} questions ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})")
     typer.echo(str(out))
 
 

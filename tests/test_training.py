@@ -200,3 +200,44 @@ def test_training_on_qa_of_another_store_fails_clearly(base_settings, tmp_path, 
     result = CliRunner().invoke(app, ["train", "retriever", "--qa", str(qa), "--out", str(tmp_path / "m")])
     assert result.exit_code == 1 and "ragqa qa generate" in result.output
     assert not (tmp_path / "m").exists()
+
+
+def test_mined_questions_point_at_their_chunks(base_settings, corpus, tmp_path, monkeypatch):
+    """Mined in seconds from the store, English and Korean; each question's words come from its
+    own chunk, which a retriever can then be trained and measured on."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from app.cli import app
+    from documents import KOREAN
+    from ingestion.pipeline import ingest
+    from training.mining import mine_questions
+
+    folder = tmp_path / "docs"
+    shutil.copytree(corpus, folder)
+    (folder / "korean.txt").write_text(KOREAN, encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    ingest([folder], settings, progress=False)
+    nodes = {n.node_id: n for n in all_nodes(settings)}
+    items = mine_questions(settings)
+    assert items == mine_questions(settings)  # deterministic
+    assert mine_questions(settings, seed=14) != items
+    kinds = {item["kind"] for item in items}
+    assert kinds == {"cloze", "heading"}
+    for item in items:
+        [evidence] = item["evidence"]
+        node = nodes[evidence["chunk_id"]]
+        text = node.get_content(metadata_mode=MetadataMode.NONE)
+        assert satisfies(evidence, text, node.metadata, node.node_id)
+        assert all(word in text for word in item["question"].split())
+    assert any(item["question"] == "Battery pack abuse test BP-12" for item in items)  # a heading
+    assert any("충돌" in item["question"] for item in items if item["evidence"][0]["doc"] == "korean.txt")
+
+    monkeypatch.setenv("RAGQA_STORAGE_DIR", str(settings.storage_dir))
+    monkeypatch.setenv("RAGQA_MODELS_DIR", str(settings.models_dir))
+    result = CliRunner().invoke(app, ["qa", "mine"])
+    assert result.exit_code == 0, result.output
+    out = settings.storage_dir / "qa" / "mined.jsonl"
+    assert result.output.strip().splitlines()[-1] == str(out)
+    assert load_qa(out) == items
