@@ -167,7 +167,12 @@ class LexicalSupport:
 
 
 def support_scorer(settings: Settings, scorer):
-    """The scorer the reference matcher uses (see LexicalSupport)."""
+    """The scorer the reference matcher uses: LexicalSupport over the relevance scorer, or with
+    `scoring.support = "llm"` the LLM server as verifier (rag/verifier.py)."""
+    if settings.scoring.support == "llm":
+        from rag.verifier import LLMVerifier
+
+        return LLMVerifier.from_settings(settings)
     cfg = settings.references
     return LexicalSupport(scorer, cfg.lexical_weight, cfg.lexical_center) if cfg.lexical_weight else scorer
 

@@ -107,6 +107,11 @@ class ScoringSettings(BaseModel):
     reranker_path: str = Field("", description="Fine-tuned CrossEncoder folder; empty: bi-encoder.")
     cosine_center: float = Field(0.84, description="Cosine that maps to a score of 0.5.")
     cosine_scale: float = Field(0.025, description="Cosine distance per logit unit.")
+    support: Literal["lexical", "llm"] = Field(
+        "lexical", description="Matcher's support scorer: the scorer + lexical blend, or the LLM server as verifier."
+    )
+    verifier_prompt_file: Path = Field(Path("prompts/verify.txt"), description="Prompt of the LLM verifier.")
+    verifier_concurrency: int = Field(8, description="Verifier requests in flight (support = llm).")
 
 
 class ReferenceSettings(BaseModel):

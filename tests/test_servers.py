@@ -46,24 +46,56 @@ def server(command: list[str], health_url: str, log: Path, timeout: float = 180)
             process.kill()
 
 
-def test_vllm_backend_against_openai_compatible_server(indexed, tmp_path):
+@pytest.fixture(scope="module")
+def llm_server(indexed, tmp_path_factory):
+    """llama.cpp's OpenAI-compatible server on loopback, standing in for vLLM."""
     port = free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(indexed.gguf_path),
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
         "--model_alias", "qwen2.5-coder-1.5b-instruct", "--chat_format", "chatml",
     ]
-    with server(command, f"http://127.0.0.1:{port}/v1/models", tmp_path / "llm-server.log"):
-        settings = fresh_settings(
-            indexed, indexed.storage_dir,
-            llm={"backend": "vllm", "api_base": f"http://127.0.0.1:{port}/v1",
-                 "model": "qwen2.5-coder-1.5b-instruct", "timeout_s": 300},
-        )
-        pipeline = RagPipeline(settings)
-        assert type(pipeline.llm).__name__ == "OpenAILike"
-        answer = pipeline.answer(BATTERY_Q).to_dict()
+    log = tmp_path_factory.mktemp("llm-server") / "llm-server.log"
+    with server(command, f"http://127.0.0.1:{port}/v1/models", log):
+        yield {"api_base": f"http://127.0.0.1:{port}/v1", "model": "qwen2.5-coder-1.5b-instruct", "timeout_s": 300,
+               "backend": "vllm"}
+
+
+def test_vllm_backend_against_openai_compatible_server(indexed, llm_server):
+    settings = fresh_settings(indexed, indexed.storage_dir, llm=llm_server)
+    pipeline = RagPipeline(settings)
+    assert type(pipeline.llm).__name__ == "OpenAILike"
+    answer = pipeline.answer(BATTERY_Q).to_dict()
     assert answer["answerable"] is True and "61" in answer["answer"]
     assert any(r["doc"] == "battery.md" for s in answer["segments"] for r in s["references"]), answer
+
+
+def test_llm_verifier_judges_support_not_similarity(indexed, llm_server):
+    """The server's model as the matcher's support scorer: a paraphrase and a translation are
+    supported, a changed number and an unrelated statement are not."""
+    from rag.scoring import support_scorer
+
+    settings = fresh_settings(indexed, indexed.storage_dir, llm=llm_server, scoring={"support": "llm"})
+    verifier = support_scorer(settings, None)
+    assert verifier.kind == "llm-verifier"
+    chunk = ("A steel nail of 3 mm diameter was driven through cell 14 of the Orion battery pack at 80 mm/s. "
+             "The cell temperature peaked at 61 degrees Celsius and no thermal runaway occurred.")
+    korean = "측면 충돌 시험에서 B필러는 142 mm 침입했다. 목표치는 120 mm였다."
+    same, paraphrase, wrong, unrelated, translated, wrong_translated = verifier([
+        ("The cell temperature peaked at 61 degrees Celsius.", chunk),
+        ("The cell got as hot as 61 °C.", chunk),
+        ("The cell temperature peaked at 71 degrees Celsius.", chunk),
+        ("The cafeteria opens at 7:30.", chunk),
+        ("The B-pillar intruded 142 mm in the side impact test.", korean),
+        ("The B-pillar intruded 152 mm in the side impact test.", korean),
+    ])
+    threshold = settings.references.threshold
+    assert min(same, paraphrase, translated) > threshold, (same, paraphrase, translated)
+    assert max(wrong, unrelated, wrong_translated) < threshold, (wrong, unrelated, wrong_translated)
+    answer = RagPipeline(settings).answer(BATTERY_Q).to_dict()
+    assert answer["answerable"] and any(s["supported"] for s in answer["segments"]), answer
+    with pytest.raises(ValueError, match="needs llm.backend"):
+        support_scorer(fresh_settings(indexed, indexed.storage_dir, scoring={"support": "llm"}), None)
 
 
 def test_chroma_http_client(base_settings, corpus, tmp_path, pipeline):

@@ -1,0 +1,69 @@
+"""An LLM as the reference matcher's support scorer, for deployments with an OpenAI-compatible
+server (vLLM): for each (segment, chunk) pair the model is asked whether the chunk states what
+the segment says, and the score is P(yes) / (P(yes) + P(no)) from the first token's
+log-probabilities (one token generated, no parsing).
+
+Why: a bi-encoder measures topical similarity and the lexical blend shared wording; an
+instruction-tuned model reads the statement, so a paraphrase or a translation is supported and
+a changed number is not (docs/BENCHMARKS.md). Each pair is one request, sent
+`scoring.verifier_concurrency` at a time; on a GPU server an answer's ~100 pairs take a moment,
+on the embedded CPU model they would take minutes, hence server only (`scoring.support = "llm"`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from rag.settings import Settings
+
+Pair = tuple[str, str]
+
+
+class LLMVerifier:
+    kind = "llm-verifier"
+
+    def __init__(self, client: Any, model: str, prompt: str, concurrency: int = 8):
+        self.client = client
+        self.model = model
+        self.prompt = prompt
+        self.concurrency = max(1, concurrency)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LLMVerifier:
+        cfg = settings.llm
+        if cfg.backend != "vllm":
+            raise ValueError(
+                'scoring.support = "llm" needs llm.backend = "vllm" (an OpenAI-compatible server): '
+                "the embedded model would judge an answer's pairs one at a time, for minutes"
+            )
+        from openai import OpenAI
+
+        client = OpenAI(base_url=cfg.api_base, api_key=cfg.api_key, timeout=cfg.timeout_s, max_retries=cfg.max_retries)
+        prompt = settings.scoring.verifier_prompt_file.read_text(encoding="utf-8")
+        return cls(client, cfg.model, prompt, settings.scoring.verifier_concurrency)
+
+    def __call__(self, pairs: Sequence[Pair]) -> list[float]:
+        if not pairs:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(pairs))) as pool:
+            return list(pool.map(self.judge, pairs))
+
+    def judge(self, pair: Pair) -> float:
+        statement, passage = pair
+        reply = self.client.chat.completions.create(
+            model=self.model,
+            messages=[{"role": "user", "content": self.prompt.format(passage=passage, statement=statement)}],
+            max_tokens=1, temperature=0.0, logprobs=True, top_logprobs=10,
+        )
+        logprobs = reply.choices[0].logprobs
+        top = logprobs.content[0].top_logprobs if logprobs and logprobs.content else []
+        chance = {"yes": 0.0, "no": 0.0}
+        for candidate in top:
+            word = candidate.token.strip().lower()
+            if word in chance:
+                chance[word] += math.exp(candidate.logprob)
+        total = chance["yes"] + chance["no"]
+        return chance["yes"] / total if total > 0 else 0.0
