@@ -95,7 +95,7 @@ class RagPipeline:
         documents whose header fields equal `where`'s values."""
         cfg = self.settings
         check_question(question)
-        self._prompt_budget(question)
+        self._check_length(question)
         if docs or where:
             check_filters(cfg, docs or [], where or {})
         timings: dict[str, float] = {}
@@ -137,8 +137,9 @@ class RagPipeline:
     def current_retriever(self, filters: MetadataFilters | None = None) -> BaseRetriever:
         """Hybrid retrieval over the store as it is now: documents added since the pipeline was
         built (an upload in the UI) rebuilt the BM25 index on disk, which is loaded again."""
-        if bm25_version(self.settings) != self._lexical_version:
-            self._lexical_version = bm25_version(self.settings)
+        version = bm25_version(self.settings)
+        if version != self._lexical_version:
+            self._lexical_version = version
             self.retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
         if filters is None:
             return self.retriever
@@ -151,31 +152,31 @@ class RagPipeline:
         )
         return self.prompt.format(context=context, question=question, refusal=self.settings.refusal)
 
-    def _prompt_budget(self, question: str) -> int:
-        """Tokens left for the context once the question, the prompt and the answer are in the
-        model's window; a question that leaves none is refused before any work."""
+    @property
+    def _window(self) -> int:
+        """Tokens the prompt may take: the model's window less the answer and the chat template."""
         cfg = self.settings.llm
-        left = cfg.n_ctx - cfg.max_new_tokens - _TEMPLATE_TOKENS - self.count_tokens(self._prompt(question, []))
-        if left <= 0:
-            limit = cfg.n_ctx - cfg.max_new_tokens - _TEMPLATE_TOKENS - self.count_tokens(self._prompt("", []))
+        return cfg.n_ctx - cfg.max_new_tokens - _TEMPLATE_TOKENS
+
+    def _check_length(self, question: str) -> None:
+        """A question that leaves no room for context is refused before any work."""
+        if self.count_tokens(self._prompt(question, [])) >= self._window:
+            room = self._window - self.count_tokens(self._prompt("", []))
             raise QuestionError(
                 f"the question is too long: {self.count_tokens(question)} tokens, and the model's window of "
-                f"{cfg.n_ctx} (llm.n_ctx) leaves room for at most {max(limit, 0)}: shorten it"
+                f"{self.settings.llm.n_ctx} (llm.n_ctx) leaves room for at most {max(room, 0)}: shorten it"
             )
-        return left
 
     def _fit(self, question: str, top: list[NodeWithScore]) -> list[NodeWithScore]:
         """The best-ranked chunks that fit the window; the first is cut short if it alone does
         not fit. Without this llama.cpp fails on a long question with a full context."""
-        budget = self._prompt_budget(question)
-        bare = self.count_tokens(self._prompt(question, []))
 
-        def context_tokens(nodes: list[NodeWithScore]) -> int:
-            return self.count_tokens(self._prompt(question, nodes)) - bare
+        def fits(nodes: list[NodeWithScore]) -> bool:
+            return self.count_tokens(self._prompt(question, nodes)) <= self._window
 
-        while len(top) > 1 and context_tokens(top) > budget:
+        while len(top) > 1 and not fits(top):
             top = top[:-1]
-        while context_tokens(top) > budget and (text := top[0].node.get_content(metadata_mode=MetadataMode.NONE)):
+        while not fits(top) and (text := top[0].node.get_content(metadata_mode=MetadataMode.NONE)):
             node = top[0].node.model_copy()
             node.set_content(text[: int(len(text) * 0.8)])
             top = [NodeWithScore(node=node, score=top[0].score)]
