@@ -129,9 +129,9 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
 
 
 def indexed_documents(settings: Settings) -> list[str]:
-    from rag.store import collection
+    from rag.store import collection, document_ids
 
-    return sorted({meta["doc"] for meta in collection(settings).get(include=["metadatas"])["metadatas"]})
+    return document_ids(collection(settings))
 
 
 def chat_handler(pipeline: RagPipeline):

@@ -18,7 +18,7 @@ from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter,
 from llama_index.retrievers.bm25 import BM25Retriever
 
 from rag.settings import Settings
-from rag.store import all_nodes, collection, vector_store
+from rag.store import all_nodes, collection, document_ids, vector_store
 
 BM25_DIR = "bm25"
 BM25_VERSION = "ragqa_store_version"
@@ -67,7 +67,7 @@ def check_filters(settings: Settings, docs: list[str], where: dict[str, str]) ->
 
     unknown = [doc for doc in docs if not matches({"doc": doc})]
     if unknown:
-        ids = sorted({meta["doc"] for meta in chunks.get(include=["metadatas"])["metadatas"]})
+        ids = document_ids(chunks)
         hints = []
         for doc in unknown:
             near = [i for i in ids if i.endswith("/" + doc) or i.lower() == doc.lower()]

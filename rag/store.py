@@ -51,6 +51,11 @@ def all_nodes(settings: Settings) -> list[BaseNode]:
     return [metadata_dict_to_node(meta, text=text) for meta, text in zip(got["metadatas"], got["documents"])]
 
 
+def document_ids(chunks) -> list[str]:
+    """The ids of the documents a collection holds chunks of, sorted."""
+    return sorted({meta["doc"] for meta in chunks.get(include=["metadatas"])["metadatas"]})
+
+
 def reset(settings: Settings) -> None:
     """Drop the collection (used by `ragqa ingest --reset`)."""
     client = chroma_client(settings)
