@@ -186,6 +186,7 @@ def _docling_other(path: Path, doc_id: str, fmt: str, cfg: IngestSettings) -> Co
 
     fields: dict[str, Any] = {}
     source: Any = path
+    sheet_names: list[str] = []
     if fmt in TEXT_FORMATS:
         text = decode(path.read_bytes())
         if fmt == "md":
@@ -195,11 +196,11 @@ def _docling_other(path: Path, doc_id: str, fmt: str, cfg: IngestSettings) -> Co
             _check_cells(_csv_cells(text), cfg)
         source = DocumentStream(name=path.name, stream=io.BytesIO(text.encode("utf-8")))
     elif fmt == "xlsx":
-        _check_cells(_xlsx_cells(path), cfg)
+        sheet_names, cells = _xlsx_sheets(path)
+        _check_cells(cells, cfg)
     elif fmt == "html":
         fields = _html_title(path)
     document = _run_docling(source, path, fmt, None)
-    sheet_names = _sheet_names(path) if fmt == "xlsx" else []
     blocks = docling_blocks(document, fmt, sheet_names)
     return ConvertedDocument(doc_id, fmt, blocks, fields)
 
@@ -226,7 +227,8 @@ def _csv_cells(text: str) -> int:
     return lines * max(1, len(next(csv.reader([first], delimiter=delimiter), [])))
 
 
-def _xlsx_cells(path: Path) -> int:
+def _xlsx_sheets(path: Path) -> tuple[list[str], int]:
+    """The sheet names (sections) and the cells (rows x columns) of all sheets, in one read."""
     import openpyxl
 
     try:
@@ -234,7 +236,8 @@ def _xlsx_cells(path: Path) -> int:
     except Exception as error:  # openpyxl raises many types for broken files
         raise DocumentLoadError(f"corrupt or unreadable XLSX ({type(error).__name__}: {error})") from error
     try:
-        return sum((sheet.max_row or 0) * (sheet.max_column or 0) for sheet in workbook.worksheets)
+        cells = sum((sheet.max_row or 0) * (sheet.max_column or 0) for sheet in workbook.worksheets)
+        return list(workbook.sheetnames), cells
     finally:
         workbook.close()
 
@@ -262,16 +265,6 @@ def keep_inline_html(markdown: str) -> str:
     ("<img ...> and <script> appear") as text instead of dropping it from the index."""
     parts = _CODE.split(markdown)
     return "".join(part if i % 2 else part.replace("<", "&lt;") for i, part in enumerate(parts))
-
-
-def _sheet_names(path: Path) -> list[str]:
-    import openpyxl
-
-    workbook = openpyxl.load_workbook(path, read_only=True)
-    try:
-        return list(workbook.sheetnames)
-    finally:
-        workbook.close()
 
 
 def _run_docling(source: Any, path: Path, fmt: str, artifacts_path: str | None):
