@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from rag.files import write_text_atomically
 from rag.settings import Settings
 
 
@@ -76,11 +77,7 @@ class Run:
             os.fsync(file.fileno())
 
     def write_json(self, name: str, data: Any) -> Path:
-        target = self.path / name
-        partial = target.with_suffix(".partial")
-        partial.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-        partial.replace(target)
-        return target
+        return write_text_atomically(self.path / name, json.dumps(data, ensure_ascii=False, indent=1))
 
     def read_json(self, name: str) -> Any:
         return json.loads((self.path / name).read_text(encoding="utf-8"))

@@ -15,9 +15,10 @@ the file behind each id, so:
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from rag.files import write_text_atomically
 
 
 def hidden(path: Path, root: Path) -> bool:
@@ -82,8 +83,4 @@ class SourceRegistry:
         self.files.pop(doc_id, None)
 
     def save(self) -> None:
-        """Write then rename, like the docstore."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_name(self.path.name + ".partial")
-        partial.write_text(json.dumps(self.files, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(partial, self.path)
+        write_text_atomically(self.path, json.dumps(self.files, ensure_ascii=False, indent=1))

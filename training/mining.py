@@ -22,6 +22,7 @@ from typing import Any
 
 from llama_index.core.schema import BaseNode, MetadataMode
 
+from rag.files import write_text_atomically
 from rag.references import split_sentences
 from rag.settings import Settings
 from rag.store import all_nodes
@@ -73,7 +74,4 @@ def mine_questions(settings: Settings, per_chunk: int = 2, seed: int = 13) -> li
 
 
 def write_questions(items: list[dict[str, Any]], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    partial.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
-    partial.replace(out)
+    write_text_atomically(out, "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items))
