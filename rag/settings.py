@@ -275,17 +275,16 @@ def _env_hint(error: SettingsError) -> str:
     import json
 
     section = str(error).partition('field "')[2].partition('"')[0]
+    prefix = f"RAGQA_{section.upper()}__"
     model = Settings.model_fields.get(section)
+    fields = getattr(model.annotation, "model_fields", {}) if model else {}
     bad = []
     for key, value in os.environ.items():
-        name = key.upper().removeprefix(f"RAGQA_{section.upper()}__").lower()
-        if not key.upper().startswith(f"RAGQA_{section.upper()}__") or model is None:
-            continue
-        field = getattr(model.annotation, "model_fields", {}).get(name)
+        field = fields.get(key.upper().removeprefix(prefix).lower()) if key.upper().startswith(prefix) else None
         if field is not None and getattr(field.annotation, "__origin__", None) in (list, dict):
             try:
                 json.loads(value)
             except ValueError:
                 bad.append(key)
-    where = ", ".join(bad) or f"a RAGQA_{section.upper()}__* variable"
+    where = ", ".join(bad) or f"a {prefix}* variable"
     return f"{where}: a list or table setting from the environment must be JSON, e.g. '[\"Title\", \"Region\"]'"
