@@ -63,6 +63,17 @@ def fresh_settings(base: Settings, storage: Path, **sections) -> Settings:
     return settings
 
 
+def cli(monkeypatch, settings: Settings, *args: str):
+    """`ragqa ARGS` in this process (the models stay loaded), on `settings`' store and models."""
+    from typer.testing import CliRunner
+
+    from app.cli import app
+
+    monkeypatch.setenv("RAGQA_STORAGE_DIR", str(settings.storage_dir))
+    monkeypatch.setenv("RAGQA_MODELS_DIR", str(settings.models_dir))
+    return CliRunner().invoke(app, list(args))
+
+
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("corpus")

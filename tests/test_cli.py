@@ -6,16 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import BATTERY_Q, fresh_settings
+from conftest import BATTERY_Q, cli, fresh_settings
 from typer.testing import CliRunner
 
 from app.cli import app
-
-
-def cli(monkeypatch, settings, *args):
-    monkeypatch.setenv("RAGQA_STORAGE_DIR", str(settings.storage_dir))
-    monkeypatch.setenv("RAGQA_MODELS_DIR", str(settings.models_dir))
-    return CliRunner().invoke(app, list(args))
 
 
 def one_line_error(result, code: int, *needles: str) -> str:

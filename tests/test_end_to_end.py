@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import BATTERY_Q, FIXTURES, UNRELATED_Q, fresh_settings
+from conftest import BATTERY_Q, FIXTURES, UNRELATED_Q, cli, fresh_settings
 
 from llama_index.core.schema import MetadataMode
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
@@ -118,10 +118,6 @@ def test_scorer_reuses_the_stored_chunk_vectors(pipeline, monkeypatch):
 def test_english_question_about_a_korean_document(base_settings, corpus, tmp_path, monkeypatch):
     """Answered and cited through `ragqa ask`: the matcher no longer needs shared wording
     between an English answer and its Korean chunk (its figures must still be there)."""
-    from typer.testing import CliRunner
-
-    from app.cli import app
-
     folder = tmp_path / "docs"
     shutil.copytree(corpus, folder)
     (folder / "constitution.txt").write_text(
@@ -129,9 +125,7 @@ def test_english_question_about_a_korean_document(base_settings, corpus, tmp_pat
         "모든 권력은 국민으로부터 나온다.\n\n제2조 ① 대한민국의 국민이 되는 요건은 법률로 정한다.", encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path / "storage")
     ingest([folder], settings, progress=False)
-    monkeypatch.setenv("RAGQA_STORAGE_DIR", str(settings.storage_dir))
-    monkeypatch.setenv("RAGQA_MODELS_DIR", str(settings.models_dir))
-    result = CliRunner().invoke(app, ["ask", "--json", "What does Article 1 of the Korean constitution say?"])
+    result = cli(monkeypatch, settings, "ask", "--json", "What does Article 1 of the Korean constitution say?")
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     assert answer["answerable"], answer

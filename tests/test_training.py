@@ -207,9 +207,7 @@ def test_mined_questions_point_at_their_chunks(base_settings, corpus, tmp_path, 
     own chunk, which a retriever can then be trained and measured on."""
     import shutil
 
-    from typer.testing import CliRunner
-
-    from app.cli import app
+    from conftest import cli
     from documents import KOREAN
     from ingestion.pipeline import ingest
     from training.mining import mine_questions
@@ -234,9 +232,7 @@ def test_mined_questions_point_at_their_chunks(base_settings, corpus, tmp_path, 
     assert any(item["question"] == "Battery pack abuse test BP-12" for item in items)  # a heading
     assert any("충돌" in item["question"] for item in items if item["evidence"][0]["doc"] == "korean.txt")
 
-    monkeypatch.setenv("RAGQA_STORAGE_DIR", str(settings.storage_dir))
-    monkeypatch.setenv("RAGQA_MODELS_DIR", str(settings.models_dir))
-    result = CliRunner().invoke(app, ["qa", "mine"])
+    result = cli(monkeypatch, settings, "qa", "mine")
     assert result.exit_code == 0, result.output
     out = settings.storage_dir / "qa" / "mined.jsonl"
     assert result.output.strip().splitlines()[-1] == str(out)

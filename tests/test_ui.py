@@ -142,7 +142,7 @@ def test_page_load_lists_documents_indexed_since_start(base_settings, tmp_path):
     assert load.fn()["choices"] == ["first.md", "second.md"]
 
 
-def test_one_decode_at_a_time_and_abandoned_answers_stop(pipeline, monkeypatch):
+def test_one_decode_at_a_time_and_abandoned_answers_stop(pipeline):
     """Two generations on one model object at once crash llama.cpp: whatever calls it, they
     must take turns; an answer nobody reads any more stops and frees the model."""
     import threading
@@ -184,40 +184,44 @@ def test_one_decode_at_a_time_and_abandoned_answers_stop(pipeline, monkeypatch):
                 with guard:
                     state["active"] -= 1
 
-    monkeypatch.setattr(llm, "_model", Recorder())
-    errors = []
+    # Not monkeypatch: its undo deletes a pydantic private attribute instead of restoring it.
+    llm._model = Recorder()
+    try:
+        errors = []
 
-    def complete():
-        try:
-            llm.complete("Say one word.")
-        except Exception as error:
-            errors.append(error)
+        def complete():
+            try:
+                llm.complete("Say one word.")
+            except Exception as error:
+                errors.append(error)
 
-    def stream():
-        try:
-            for _ in llm.stream_complete("Count from one to five."):
-                pass
-        except Exception as error:
-            errors.append(error)
+        def stream():
+            try:
+                for _ in llm.stream_complete("Count from one to five."):
+                    pass
+            except Exception as error:
+                errors.append(error)
 
-    threads = [threading.Thread(target=t) for t in (complete, stream, complete)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    assert errors == [] and state["most"] == 1
+        threads = [threading.Thread(target=t) for t in (complete, stream, complete)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert errors == [] and state["most"] == 1
 
-    # Abandon an answer after a few tokens: the model is free again within a token or two.
-    updates = answer_stream(pipeline, "Describe the nail penetration test of the Orion pack in detail, step by step.")
-    for _ in range(3):
-        next(updates)
-    updates.close()
-    started = time.monotonic()
-    assert llm._lock.acquire(timeout=2), "the abandoned generation kept the model"
-    llm._lock.release()
-    assert time.monotonic() - started < 2
-    final = list(answer_stream(pipeline, BATTERY_Q))[-1]
-    assert isinstance(final, Answer) and final.answerable
+        # Abandon an answer after a few tokens: the model is free again within a token or two.
+        updates = answer_stream(pipeline, "Describe the nail penetration test of the Orion pack in detail, step by step.")
+        for _ in range(3):
+            next(updates)
+        updates.close()
+        started = time.monotonic()
+        assert llm._lock.acquire(timeout=2), "the abandoned generation kept the model"
+        llm._lock.release()
+        assert time.monotonic() - started < 2
+        final = list(answer_stream(pipeline, BATTERY_Q))[-1]
+        assert isinstance(final, Answer) and final.answerable
+    finally:
+        llm._model = real
 
 
 def test_uploads_reach_both_retrieval_channels(base_settings, tmp_path):
