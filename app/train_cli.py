@@ -68,8 +68,7 @@ def mine(
     typer.echo(str(out))
 
 
-def _train(kind: str, qa: Path, out: Path | None, recipe, config: Path | None) -> None:
-    from evaluation.gold import load_qa
+def _train(kind: str, qa: list[dict], out: Path | None, recipe, config: Path | None) -> None:
     from training.reranker import train_reranker
     from training.retriever import train_retriever
 
@@ -77,7 +76,7 @@ def _train(kind: str, qa: Path, out: Path | None, recipe, config: Path | None) -
     out = out or settings.models_dir / kind
     train = train_reranker if kind == "reranker" else train_retriever
     try:
-        summary = train(settings, load_qa(qa), out, recipe)
+        summary = train(settings, qa, out, recipe)
     except ValueError as error:
         _fail(error)
     typer.echo(json.dumps({k: v for k, v in summary.items() if k not in ("recipe", "questions")}, indent=1))
@@ -95,17 +94,41 @@ EpochsOption = Annotated[int, typer.Option(help="Passes over the training pairs.
 
 @train_app.command()
 def reranker(
-    qa: QAFile,
-    out: OutOption = None,
-    epochs: EpochsOption = 2,
-    layers: Annotated[int, typer.Option(help="Encoder layers kept (fewer: faster scoring).")] = 6,
-    learning_rate: float = 5e-5,
+    qa: Annotated[list[Path], typer.Option(
+        "--qa", exists=True, dir_okay=False,
+        help="Questions against this store: ragqa qa mine and/or ragqa qa generate (repeatable).")],
+    out: Annotated[Optional[Path], typer.Option(help="Where to write (default storage/models/ranker.json, or "
+                                                "storage/models/reranker with --cross-encoder).")] = None,
+    cross_encoder: Annotated[bool, typer.Option(
+        "--cross-encoder", help="Fine-tune a CrossEncoder instead (hours on CPU; lost to the learned ranker, "
+        "docs/BENCHMARKS.md).")] = False,
+    epochs: Annotated[int, typer.Option(help="--cross-encoder: passes over the training pairs.")] = 2,
+    layers: Annotated[int, typer.Option(help="--cross-encoder: encoder layers kept (fewer: faster).")] = 6,
+    learning_rate: Annotated[float, typer.Option(help="--cross-encoder: learning rate.")] = 5e-5,
     config: ConfigOption = None,
 ) -> None:
-    """Fine-tune a cross-encoder reranker; set scoring.reranker_path to the folder it prints."""
-    from training.pairs import Recipe
+    """Fit the rerank stage's learned ranker to this corpus (seconds) and print held-out figures
+    before and after; set scoring.ranker_file to the file it prints."""
+    from evaluation.gold import load_qa
 
-    _train("reranker", qa, out, Recipe(epochs=epochs, layers=layers, learning_rate=learning_rate), config)
+    questions = [item for path in qa for item in load_qa(path)]
+    if cross_encoder:
+        from training.pairs import Recipe
+
+        recipe = Recipe(epochs=epochs, layers=layers, learning_rate=learning_rate)
+        _train("reranker", questions, out, recipe, config)
+        return
+    from training.ranker import RankerRecipe, train_ranker
+
+    settings = _settings(config)
+    out = out or settings.models_dir / "ranker.json"
+    try:
+        summary = train_ranker(settings, questions, out, RankerRecipe())
+    except ValueError as error:
+        _fail(error)
+    typer.echo(json.dumps(summary["heldout"], indent=1))
+    typer.echo(f'to use it: [scoring] ranker_file = "{out}"')
+    typer.echo(str(out))
 
 
 @train_app.command()
@@ -117,6 +140,7 @@ def retriever(
     config: ConfigOption = None,
 ) -> None:
     """Fine-tune the embedding model (retrieval and bi-encoder scoring) with a refitted calibration."""
+    from evaluation.gold import load_qa
     from training.pairs import Recipe
 
-    _train("retriever", qa, out, Recipe(epochs=epochs, learning_rate=learning_rate), config)
+    _train("retriever", load_qa(qa), out, Recipe(epochs=epochs, learning_rate=learning_rate), config)

@@ -23,24 +23,20 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 from llama_index.core.schema import MetadataMode
 
 import rag  # noqa: F401
 from evaluation.gold import load_qa, normalise
+from corpora import corpora, indexed
 from evaluation.references import evaluate_references
-from ingestion.pipeline import ingest
 from rag.models import build_embedding
 from rag.references import split_sentences
 from rag.retrieval import dense_retriever
-from rag.scoring import build_scorer
-from rag.settings import REPO_ROOT, load_settings
+from rag.scoring import build_scorer, hangul_script
+from rag.settings import REPO_ROOT
 from rag.store import all_nodes, collection
-
-DEVBENCH = REPO_ROOT.parent / "shared" / "devbench"
 
 
 def pick(items: list, seed: str):
@@ -121,6 +117,45 @@ def build_generated_gold(settings, generated: list[dict]) -> list[dict]:
     return items
 
 
+def _section_key(item: dict) -> tuple[str, str] | None:
+    """(file stem, section number) of a devbench FAQ item: the same in both languages
+    ("debian-faq-en/basic-defs.en.html", "1.1. What is this FAQ?") -> ("basic-defs", "1.1")."""
+    evidence = item["evidence"][0]
+    number = (evidence.get("section") or "").split(" ", 1)[0].rstrip(".")
+    return (Path(evidence["doc"]).name.split(".")[0], number) if number[:1].isdigit() else None
+
+
+def build_crosslingual_gold(settings, qa: list[dict], translated: list[dict]) -> list[dict]:
+    """Reference gold items whose sentences are in the other language than the chunks: for each
+    question of this corpus's QA, its gold sentence as the parallel FAQ states it in the other
+    language (gold: the retrieved chunks holding this language's version), and the other
+    language's gold sentence of a section of another document (gold: none). Pairs whose
+    translation is missing (untranslated sections keep English) are skipped."""
+    embedding = build_embedding(settings)
+    retriever = dense_retriever(settings, embedding, top_n=5)
+    other = {_section_key(t): t["evidence"][0].get("text", "") for t in translated if _section_key(t)}
+    items = []
+    for item in qa:
+        key, own = _section_key(item), item["evidence"][0].get("text", "")
+        sentence = other.get(key, "")
+        if not own or not sentence or hangul_script(sentence) == hangul_script(own):
+            continue
+        top = retriever.retrieve(item["question"])
+        chunks = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in top]
+        gold_chunks = [j for j, c in enumerate(chunks) if normalise(own) in normalise(c)]
+        if not gold_chunks:
+            continue
+        sentences, gold = [sentence], [gold_chunks]
+        elsewhere = [text for (stem, _), text in other.items() if stem != key[0] and text
+                     and hangul_script(text) == hangul_script(sentence)]
+        foreign = pick(elsewhere, item["id"])
+        if foreign:
+            sentences.append(foreign)
+            gold.append([])
+        items.append(gold_item(item, sentences, gold, top))
+    return items
+
+
 def report(name: str, settings, items: list[dict], gold_file: Path) -> dict:
     gold_file.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
     plain = settings.model_copy(update={"references": settings.references.model_copy(update={"lexical_weight": 0.0})})
@@ -145,24 +180,24 @@ def main() -> None:
     generated = {"sample": REPO_ROOT / "data/sample/generated_qa.jsonl"}
     generated.update(dict(g.split("=", 1) for g in args.generated))
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    found = {c.name: c for c in corpora(["sample", "debian_faq_en_html", "debian_faq_ko_html"])}
     results = {}
-    for name, docs, qa, nested in [
-        ("sample", REPO_ROOT / "data/sample/docs", REPO_ROOT / "data/sample/qa.jsonl", False),
-        ("debian_faq_en_html", DEVBENCH / "docs/debian-faq-en", DEVBENCH / "qa/debian_faq_en_html.jsonl", True),
-    ]:
-        settings = load_settings()
-        settings.storage_dir = Path(tempfile.mkdtemp(prefix="ragqa-bench-refs-"))
-        if nested:  # as the devbench stores ingest it (<corpus>/debian-faq-en/...): same chunk ids
-            shutil.copytree(docs, settings.storage_dir / "corpus" / docs.name)
-            docs = settings.storage_dir / "corpus"
-        ingest([docs], settings, progress=False)
-        copied = build_gold(settings, [q for q in load_qa(qa) if q.get("answerable", True)])
+    for name in ("sample", "debian_faq_en_html"):
+        if name not in found:
+            continue
+        settings = indexed(found[name])
+        copied = build_gold(settings, [q for q in load_qa(found[name].qa) if q.get("answerable", True)])
         results[name] = report(f"{name} copied", settings, copied, args.out.with_name(f"reference-gold-{name}.jsonl"))
         if Path(generated.get(name, "")).is_file():
             items = build_generated_gold(settings, load_qa(Path(generated[name])))
             results[f"{name}_generated"] = report(
                 f"{name} generated", settings, items, args.out.with_name(f"reference-gold-{name}-generated.jsonl")
             )
+    if {"debian_faq_en_html", "debian_faq_ko_html"} <= set(found):
+        en, ko = found["debian_faq_en_html"], found["debian_faq_ko_html"]
+        for chunks, answers, name in ((ko, en, "english_answers_korean_chunks"), (en, ko, "korean_answers_english_chunks")):
+            items = build_crosslingual_gold(indexed(chunks), load_qa(chunks.qa), load_qa(answers.qa))
+            results[name] = report(name, indexed(chunks), items, args.out.with_name(f"reference-gold-{name}.jsonl"))
     args.out.write_text(json.dumps(results, indent=1))
     print(args.out)
 

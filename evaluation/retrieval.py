@@ -1,5 +1,5 @@
 """Retrieval evaluation by stage, as in the paper's Table 5 and the PDF study: dense, BM25,
-their fusion, and the fusion reranked by the configured scorer, each ranking n chunks, scored
+their fusion, and the fusion reranked by the configured rerank stage, each ranking n chunks, scored
 against the QA file's gold evidence (evaluation.metrics). `sweep` repeats it for setting
 variants (header on/off, PDF strategy, ...), each ingesting the corpus into its own store.
 """
@@ -17,9 +17,9 @@ from tqdm import tqdm
 
 from evaluation.metrics import aggregate, evidence_hits, question_metrics
 from rag.models import build_embedding
-from rag.postprocessors import ScorerRerank
+from rag.postprocessors import build_reranker
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
-from rag.scoring import build_scorer, reuse_stored_vectors
+from rag.scoring import BiEncoderScorer, bi_encoder, build_scorer, reuse_stored_vectors
 from rag.settings import Settings
 from rag.store import collection
 
@@ -37,7 +37,8 @@ def evaluate_stages(
     The rerank stage reorders the hybrid stage's n chunks; the pipeline keeps its first top_k."""
     embedding = build_embedding(settings)
     scorer = build_scorer(settings, embedding)
-    rerank = ScorerRerank(scorer, top_n=n)
+    encoder = scorer if isinstance(scorer, BiEncoderScorer) else bi_encoder(settings, embedding)
+    rerank = build_reranker(settings, encoder, scorer, top_n=n)
     store = collection(settings)
     retrievers = {
         "dense": dense_retriever(settings, embedding, n),
@@ -49,7 +50,7 @@ def evaluate_stages(
     for item in tqdm(qa, desc=f"retrieval n={n}", unit="q", disable=not progress):
         query = QueryBundle(item["question"])
         rankings = {stage: r.retrieve(query) if r is not None else [] for stage, r in retrievers.items()}
-        reuse_stored_vectors(scorer, store, rankings["hybrid"])
+        reuse_stored_vectors(encoder, store, rankings["hybrid"])
         rankings["rerank"] = rerank.postprocess_nodes(rankings["hybrid"], query_bundle=query)
         row: dict[str, Any] = {"id": item["id"], "n": n, "stages": {}}
         for stage, nodes in rankings.items():

@@ -308,6 +308,12 @@ def _converter(fmt: str, artifacts_path: str | None):
     return _CONVERTERS[key]
 
 
+def _heading(text: str) -> str:
+    """A heading without the permalink sign that Sphinx and MkDocs pages put after it ("¶"),
+    which would otherwise end every section name and break citing by section."""
+    return re.sub(r"\s*¶\s*$", "", text)
+
+
 def docling_blocks(document, fmt: str, sheet_names: list[str] = ()) -> list[Block]:
     """Walk a DoclingDocument in reading order, keeping the section path and locations."""
     from docling_core.types.doc import ListItem, SectionHeaderItem, TableItem, TextItem, TitleItem
@@ -323,13 +329,13 @@ def docling_blocks(document, fmt: str, sheet_names: list[str] = ()) -> list[Bloc
         if fmt == "pptx" and number and (not blocks or blocks[-1].slide != number):
             path = []  # a slide's title starts its own section
         if isinstance(item, TitleItem) or (isinstance(item, SectionHeaderItem) and fmt == "pptx"):
-            path = [item.text]
-            blocks.append(Block(f"# {item.text}", "title", section=tuple(path), **location))
+            path = [_heading(item.text)]
+            blocks.append(Block(f"# {path[-1]}", "title", section=tuple(path), **location))
         elif isinstance(item, SectionHeaderItem):
             depth = max(1, item.level)
             title_offset = 1 if blocks and blocks[0].kind == "title" else 0
-            path = path[: depth - 1 + title_offset] + [item.text]
-            blocks.append(Block(f"{'#' * (depth + 1)} {item.text}", "heading", section=tuple(path), **location))
+            path = path[: depth - 1 + title_offset] + [_heading(item.text)]
+            blocks.append(Block(f"{'#' * (depth + 1)} {path[-1]}", "heading", section=tuple(path), **location))
         elif isinstance(item, TableItem):
             table = compact_table(item.export_to_markdown(document))
             blocks.append(Block(table, "table", section=tuple(path), table_id=item.self_ref, **location))

@@ -20,10 +20,10 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.models import build_embedding, build_llm, token_counter
-from rag.postprocessors import ScorerRerank
+from rag.postprocessors import FeatureRerank, build_reranker
 from rag.references import match_references, split_sentences
-from rag.retrieval import bm25_version, check_filters, hybrid_retriever, metadata_filters
-from rag.scoring import build_scorer, reuse_stored_vectors, support_scorer
+from rag.retrieval import LexicalScores, bm25_version, check_filters, hybrid_retriever, metadata_filters
+from rag.scoring import BiEncoderScorer, bi_encoder, build_scorer, reuse_stored_vectors, support_scorer
 from rag.settings import Settings
 from rag.store import collection
 
@@ -48,7 +48,8 @@ class Answer:
     segments: list[dict[str, Any]] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
-    scorer: str = ""  # which model scored rerank and references: cross-encoder or bi-encoder
+    scorer: str = ""  # which model scored the references: cross-encoder or bi-encoder
+    reranker: str = ""  # which model reranked: ltr (learned ranker) or the scorer's kind
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,7 +79,9 @@ class RagPipeline:
         self.retriever = hybrid_retriever(settings, embedding, self.llm)
         self._lexical_version = bm25_version(settings)
         self.scorer = build_scorer(settings, embedding)
-        self.reranker = ScorerRerank(self.scorer, top_n=settings.retrieval.top_k)
+        # The store's vectors are the bi-encoder's: the learned ranker reads their cosines.
+        self.encoder = self.scorer if isinstance(self.scorer, BiEncoderScorer) else bi_encoder(settings, embedding)
+        self.reranker = build_reranker(settings, self.encoder, self.scorer, settings.retrieval.top_k)
         self.support = support_scorer(settings, self.scorer)
         self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
@@ -110,12 +113,13 @@ class RagPipeline:
         query = QueryBundle(question)
         filters = metadata_filters(docs, where)
         retrieved = self.current_retriever(filters).retrieve(query)
-        reuse_stored_vectors(self.scorer, self.collection, retrieved)
+        reuse_stored_vectors(self.encoder, self.collection, retrieved)
         lap("retrieve")
         top = self.reranker.postprocess_nodes(retrieved, query_bundle=query)
         lap("rerank")
-        refused = Answer(question, cfg.refusal, False, timings_ms=timings, scorer=self.scorer.kind)
-        if not top or (top[0].score or 0.0) < cfg.retrieval.min_score:
+        kinds = {"scorer": self.scorer.kind, "reranker": self.reranker.scorer_kind}
+        refused = Answer(question, cfg.refusal, False, timings_ms=timings, **kinds)
+        if not top or self._relevance(question, top) < cfg.retrieval.min_score:
             timings.update(generate=0.0, match=0.0)
             return refused
 
@@ -132,7 +136,13 @@ class RagPipeline:
         if not any(segment["supported"] for segment in segments):
             # Not one sentence is backed by a source: a hallucination, not an answer.
             return refused
-        return Answer(question, text, True, segments, sources, timings, self.scorer.kind)
+        return Answer(question, text, True, segments, sources, timings, **kinds)
+
+    def _relevance(self, question: str, top: list[NodeWithScore]) -> float:
+        """The refusal gate's measure: the best calibrated e5 relevance among the kept chunks. The
+        ranker's score says which candidate is likeliest the one, not whether any is on topic."""
+        texts = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
+        return max(self.encoder([(question, text) for text in texts]))
 
     def current_retriever(self, filters: MetadataFilters | None = None) -> BaseRetriever:
         """Hybrid retrieval over the store as it is now: documents added since the pipeline was
@@ -141,6 +151,8 @@ class RagPipeline:
         if version != self._lexical_version:
             self._lexical_version = version
             self.retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
+            if isinstance(self.reranker, FeatureRerank):
+                self.reranker.use_lexical(LexicalScores(self.settings))
         if filters is None:
             return self.retriever
         return hybrid_retriever(self.settings, self.embedding, self.llm, filters=filters)

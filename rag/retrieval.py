@@ -8,6 +8,9 @@ under storage/bm25, so asking never tokenises the corpus.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
+
+import bm25s
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.embeddings import BaseEmbedding
@@ -137,6 +140,30 @@ def bm25_retriever(
         )
     except ValueError:  # every chunk filtered out
         return None
+
+
+class LexicalScores:
+    """BM25 scores of chosen chunks for a query, from the persisted index: the reranker needs the
+    score of every candidate, also of those that dense retrieval alone brought."""
+
+    def __init__(self, settings: Settings):
+        self.retriever = bm25_retriever(settings)
+        corpus = self.retriever.corpus if self.retriever else []
+        self.position = {entry["node_id"]: i for i, entry in enumerate(corpus)}
+
+    def __call__(self, query: str, node_ids: Sequence[str]) -> list[float]:
+        if self.retriever is None:
+            return [0.0] * len(node_ids)
+        r = self.retriever
+        tokens = bm25s.tokenize(
+            query, stemmer=None if r.skip_stemming else r.stemmer, token_pattern=r.token_pattern,
+            return_ids=False, show_progress=False,
+        )[0]
+        known = [t for t in tokens if t in r.bm25.vocab_dict]
+        if not known:
+            return [0.0] * len(node_ids)
+        scores = r.bm25.get_scores(known)
+        return [float(scores[self.position[i]]) if i in self.position else 0.0 for i in node_ids]
 
 
 def hybrid_retriever(

@@ -189,14 +189,21 @@ def reuse_stored_vectors(scorer, collection, nodes: Sequence[NodeWithScore]) -> 
             scorer.remember(node.node.get_content(metadata_mode=MetadataMode.EMBED), vectors[node.node.node_id])
 
 
+def bi_encoder(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer:
+    """The calibrated e5 cosine; a model from `ragqa train retriever` carries its own fit."""
+    calibration = {"center": settings.scoring.cosine_center, "scale": settings.scoring.cosine_scale}
+    fitted = settings.embedding_path / CALIBRATION_FILE
+    if fitted.is_file():
+        calibration = json.loads(fitted.read_text(encoding="utf-8"))
+    return BiEncoderScorer(embedding, calibration["center"], calibration["scale"])
+
+
 def build_scorer(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer | CrossEncoderScorer:
+    """The (text, passage) relevance scorer under the matcher's support: a trained CrossEncoder
+    when `scoring.reranker_path` names one, else the bi-encoder."""
     path = settings.scoring.reranker_path
     if path:
         if not Path(path).is_dir():
             raise FileNotFoundError(f"scoring.reranker_path {path} is not a CrossEncoder folder")
         return CrossEncoderScorer(Path(path))
-    calibration = {"center": settings.scoring.cosine_center, "scale": settings.scoring.cosine_scale}
-    fitted = settings.embedding_path / CALIBRATION_FILE  # `ragqa train retriever` refits it
-    if fitted.is_file():
-        calibration = json.loads(fitted.read_text(encoding="utf-8"))
-    return BiEncoderScorer(embedding, calibration["center"], calibration["scale"])
+    return bi_encoder(settings, embedding)

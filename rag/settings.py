@@ -94,16 +94,20 @@ class IngestSettings(BaseModel):
 
 
 class RetrievalSettings(BaseModel):
-    top_n: int = Field(10, description="Chunks retrieved before reranking.")
+    top_n: int = Field(20, description="Chunks retrieved before reranking.")
     top_k: int = Field(5, description="Chunks kept after reranking and given to the LLM.")
     min_score: float = Field(
-        0.1, description="Calibrated score under which the best chunk cannot ground an answer."
+        0.1, description="Bi-encoder relevance under which the best kept chunk cannot ground an answer."
     )
 
 
 class ScoringSettings(BaseModel):
     """Bi-encoder cosines of e5 crowd into [0.7, 0.95]; a logistic maps them onto [0, 1]."""
 
+    reranker: Literal["ltr", "scorer"] = Field(
+        "ltr", description="Rerank stage: the learned ranker over retrieval features, or the relevance scorer alone."
+    )
+    ranker_file: Path = Field(Path("rag/ranker.json"), description="Weights of the learned ranker (ragqa train reranker).")
     reranker_path: str = Field("", description="Fine-tuned CrossEncoder folder; empty: bi-encoder.")
     cosine_center: float = Field(0.84, description="Cosine that maps to a score of 0.5.")
     cosine_scale: float = Field(0.025, description="Cosine distance per logit unit.")

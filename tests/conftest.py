@@ -16,6 +16,7 @@ from rag.prepare import prepare_models
 from rag.settings import Settings, load_settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 BATTERY_Q = "What peak cell temperature was reached in the nail penetration test of the Orion pack?"
 UNRELATED_Q = "Who won the football world cup in 1954?"
 
@@ -90,6 +91,18 @@ def indexed(base_settings, corpus, tmp_path_factory) -> Settings:
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("storage"))
     report = ingest([corpus], settings, progress=False)
     assert report.indexed == 2 and not report.failed
+    return settings
+
+
+@pytest.fixture(scope="session")
+def sample_indexed(base_settings, tmp_path_factory) -> Settings:
+    """The sample corpus (data/sample, 17 files of six formats) in a fresh store: big enough that
+    the right chunk is one of many that share its topic and wording."""
+    from ingestion.pipeline import ingest
+
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("sample"))
+    report = ingest([SAMPLE / "docs"], settings, progress=False)
+    assert report.failed == [] and report.indexed == report.files >= 17
     return settings
 
 

@@ -3,24 +3,17 @@ satisfied by a chunk at the annotated location (so the locations the product cit
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-from conftest import fresh_settings
+from conftest import SAMPLE
 
 from evaluation.gold import load_qa, satisfies
-from ingestion.pipeline import ingest
 from rag.store import collection
-
-SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 
 
 @pytest.fixture(scope="module")
-def sample_chunks(base_settings, tmp_path_factory):
-    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("sample"))
-    report = ingest([SAMPLE / "docs"], settings, progress=False)
-    assert report.failed == [] and report.indexed == report.files >= 17
-    got = collection(settings).get(include=["metadatas", "documents"])
+def sample_chunks(sample_indexed):
+    got = collection(sample_indexed).get(include=["metadatas", "documents"])
     return list(zip(got["ids"], got["documents"], got["metadatas"]))
 
 

@@ -1,0 +1,62 @@
+"""The benchmark corpora and their QA, each ingested once into a store of its own that later
+benchmark runs reuse (storage/bench-stores/NAME; delete it after changing ingestion settings).
+
+The sample corpus ships with the repository; the others are devbench's real documents (see
+../shared/devbench/README.md), which a fork does not have: those corpora are skipped there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import rag  # noqa: F401  (offline environment before any model import)
+from ingestion.pipeline import ingest
+from rag.settings import REPO_ROOT, Settings, load_settings
+
+DEVBENCH = REPO_ROOT.parent / "shared" / "devbench"
+STORES = REPO_ROOT / "storage" / "bench-stores"
+
+
+@dataclass
+class Corpus:
+    name: str
+    root: Path  # gold doc ids are relative to it
+    parts: tuple[str, ...]  # files or folders under root to ingest; () for all of it
+    qa: Path
+
+    @property
+    def available(self) -> bool:
+        return self.qa.is_file() and all((self.root / p).exists() for p in self.parts)
+
+
+CORPORA = [
+    Corpus("sample", REPO_ROOT / "data/sample/docs", (), REPO_ROOT / "data/sample/qa.jsonl"),
+    Corpus("debian_faq_en_html", DEVBENCH / "docs", ("debian-faq-en",), DEVBENCH / "qa/debian_faq_en_html.jsonl"),
+    Corpus("debian_faq_ko_html", DEVBENCH / "docs", ("debian-faq-ko",), DEVBENCH / "qa/debian_faq_ko_html.jsonl"),
+    Corpus("debian_faq_en_pdf", DEVBENCH / "docs", ("debian-faq.en.pdf",), DEVBENCH / "qa/debian_faq_en_pdf.jsonl"),
+    Corpus("python_faq_html", DEVBENCH / "docs", ("python-faq",), DEVBENCH / "qa/python_faq_html.jsonl"),
+]
+
+
+def corpora(names: list[str] | None = None) -> list[Corpus]:
+    chosen = [c for c in CORPORA if not names or c.name in names]
+    return [c for c in chosen if c.available]
+
+
+def indexed(corpus: Corpus, stores: Path = STORES) -> Settings:
+    """Settings pointing at the corpus's store, ingesting it first when the store is missing."""
+    settings = load_settings()
+    settings.storage_dir = stores / corpus.name
+    if not (settings.storage_dir / "bm25").is_dir():
+        root = corpus.root
+        if corpus.parts:  # copy only those parts, keeping their paths under the root as doc ids
+            root = settings.storage_dir / "corpus"
+            for part in corpus.parts:
+                source, target = corpus.root / part, root / part
+                shutil.copytree(source, target) if source.is_dir() else (target.parent.mkdir(parents=True, exist_ok=True), shutil.copy2(source, target))
+        report = ingest([root], settings, progress=False)
+        if report.failed:
+            raise RuntimeError(f"{corpus.name}: {len(report.failed)} files failed to ingest")
+    return settings

@@ -1,0 +1,150 @@
+"""The rerank stage's model: learning to rank over cheap features of each retrieved chunk.
+
+Dense retrieval wins on paraphrased questions and BM25 on questions that share a document's
+wording; reciprocal-rank fusion averages their ranks and so loses to the better channel on both
+kinds of corpus (docs/BENCHMARKS.md). A linear model over the channels' own scores (a convex
+fusion of scores, which keeps how sure each channel is) plus the question's wording found in the
+chunk beats both channels and their fusion on every corpus measured, in about a millisecond per
+question, and is fitted in seconds.
+
+Features of a chunk for a question, all known after retrieval without another model:
+- `cosine`: the e5 cosine of question and chunk (the store's vector);
+- `cosine_gap`, `cosine_scaled`, `dense_rank`: where that cosine stands among the candidates
+  (less the best; min-max scaled; 1 / (1 + rank));
+- `bm25`, `bm25_rank`: the chunk's BM25 score over the best candidate's, and 1 / (1 + its rank)
+  (both 0 when the chunk holds no query word);
+- `trigrams`: the share of the question's character trigrams the chunk contains (Korean
+  particles and English inflections change word endings, not most trigrams);
+- `numbers`: the share of the question's numbers the chunk contains (0 when it has none);
+- `header`: 1 when a header field value of the chunk (its test name, title...) is in the question.
+
+The default weights (rag/ranker.json) were fitted by benchmarks/fit_ranker.py on two corpora and
+checked on three others; `ragqa train reranker` refits them to a fork's corpus from mined or
+generated questions and reports held-out figures before and after.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rag.files import write_text_atomically
+from rag.scoring import _NUMBER, trigrams
+
+FEATURES = (
+    "cosine", "cosine_gap", "cosine_scaled", "dense_rank", "bm25", "bm25_rank", "trigrams", "numbers", "header",
+)
+DEFAULT_RANKER = Path(__file__).with_name("ranker.json")
+
+
+def _rank_weight(scores: np.ndarray) -> np.ndarray:
+    """1 / (1 + rank) of each score among the candidates (best: 1)."""
+    ranks = np.argsort(np.argsort(-scores, kind="stable"), kind="stable")
+    return 1.0 / (1.0 + ranks)
+
+
+def features(
+    query: str, texts: Sequence[str], cosines: Sequence[float], bm25: Sequence[float],
+    headers: Sequence[Sequence[str]],
+) -> np.ndarray:
+    """One row of FEATURES per candidate chunk (texts as embedded, header prefix included)."""
+    cosines, bm25 = np.asarray(cosines, dtype=np.float64), np.asarray(bm25, dtype=np.float64)
+    if not len(cosines):
+        return np.zeros((0, len(FEATURES)))
+    grams, numbers = trigrams(query), set(_NUMBER.findall(query))
+    lowered = query.lower()
+    spread = cosines.max() - cosines.min()
+    top_bm25 = bm25.max()
+    columns = [
+        cosines,
+        cosines - cosines.max(),
+        (cosines - cosines.min()) / spread if spread > 0 else np.ones_like(cosines),
+        _rank_weight(cosines),
+        bm25 / top_bm25 if top_bm25 > 0 else np.zeros_like(bm25),
+        _rank_weight(bm25) * (bm25 > 0),
+        [len(grams & trigrams(t)) / len(grams) if grams else 0.0 for t in texts],
+        [len(numbers & set(_NUMBER.findall(t))) / len(numbers) if numbers else 0.0 for t in texts],
+        [float(any(len(v) >= 4 and v.lower() in lowered for v in values)) for values in headers],
+    ]
+    return np.column_stack([np.asarray(c, dtype=np.float64) for c in columns])
+
+
+@dataclass
+class LinearRanker:
+    """P(relevant) = sigmoid(weights . features + bias); weights in FEATURES order."""
+
+    weights: list[float]
+    bias: float
+    source: str = ""  # what it was fitted on
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(rows @ np.asarray(self.weights) + self.bias)))
+
+    @classmethod
+    def load(cls, path: Path) -> LinearRanker:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise ValueError(f"ranker {path}: cannot read it ({error})") from None
+        if data.get("features") != list(FEATURES):
+            raise ValueError(f"ranker {path}: its features {data.get('features')} are not {list(FEATURES)}: retrain it")
+        return cls([float(w) for w in data["weights"]], float(data["bias"]), data.get("source", ""))
+
+    def save(self, path: Path, training: dict | None = None) -> None:
+        data = {"features": list(FEATURES), "weights": self.weights, "bias": self.bias, "source": self.source}
+        data |= {"training": training} if training else {}
+        write_text_atomically(path, json.dumps(data, indent=1) + "\n")
+
+
+def fit_ranker(
+    examples: Sequence[tuple[np.ndarray, np.ndarray]], strength: float = 1.0,
+    weights: Sequence[float] | None = None, source: str = "",
+) -> LinearRanker:
+    """Fit on each question's candidates (features, 0/1 labels), question i weighted by
+    `weights[i]`, in two steps:
+
+    1. the ranking: a listwise softmax loss (each question's probability mass should sit on its
+       relevant candidates), which ranks better than a pointwise fit because only the order within
+       a question matters; L2 on standardised features, `strength` its inverse;
+    2. the calibration: a logistic over that score (Platt scaling), so the score shown with each
+       source is P(relevant); monotone, so the order of step 1 is kept.
+    """
+    from scipy.optimize import minimize
+    from sklearn.linear_model import LogisticRegression
+
+    weights = list(weights or [1.0] * len(examples))
+    usable = [(x, y, w) for (x, y), w in zip(examples, weights) if len(y) and y.max() > 0]
+    if not usable or all(y.min() == y.max() for _, y, _ in usable):
+        raise ValueError("no training question has both relevant and irrelevant candidates: nothing to learn")
+    rows = np.vstack([x for x, _, _ in usable])
+    mean, scale = rows.mean(axis=0), rows.std(axis=0) + 1e-9
+    size = max(len(y) for _, y, _ in usable)
+    # Pad every question to `size` candidates; padding gets -inf scores through the mask.
+    z = np.zeros((len(usable), size, len(FEATURES)))
+    target = np.zeros((len(usable), size))
+    mask = np.zeros((len(usable), size), dtype=bool)
+    for i, (x, y, _) in enumerate(usable):
+        z[i, : len(y)], target[i, : len(y)], mask[i, : len(y)] = (x - mean) / scale, y / y.sum(), True
+    weight = np.array([w for _, _, w in usable])
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        s = np.where(mask, z @ w, -np.inf)
+        s = s - s.max(axis=1, keepdims=True)
+        log_p = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+        p = np.exp(log_p)
+        value = -(weight * np.where(mask, target * log_p, 0.0).sum(axis=1)).sum() + (w @ w) / (2 * strength)
+        grad = np.einsum("q,qnd,qn->d", weight, z, p - target) + w / strength
+        return value, grad
+
+    w = minimize(loss, np.zeros(len(FEATURES)), jac=True, method="L-BFGS-B").x
+    labels = np.concatenate([y for _, y, _ in usable])
+    sample = np.concatenate([np.full(len(y), wt) for _, y, wt in usable])
+    platt = LogisticRegression(C=100.0).fit((((rows - mean) / scale) @ w)[:, None], labels, sample_weight=sample)
+    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
+    raw = a * w / scale  # back to raw feature units, so the JSON needs no scaler
+    bias = b - float((a * w * mean / scale).sum())
+    return LinearRanker([round(float(v), 6) for v in raw], round(bias, 6), source)
