@@ -50,9 +50,6 @@ def render_sources(answer: dict[str, Any], markdown: bool = False) -> str:
             f"{'- ' if markdown else '  '}[{source['ref']}] {escape(location(source), markdown)} "
             f"(score {source['score']:.2f}): {escape(snippet, markdown)}"
         )
-    if answer.get("scorer") == "bi-encoder":
-        lines.append("")
-        lines.append("Scores come from the bi-encoder: no fine-tuned reranker yet.")
     return "\n".join(lines)
 
 

@@ -1,6 +1,6 @@
 """Reference-matching evaluation on a gold file (DESIGN.md, "Reference gold format"): the given
-answer sentences are matched against the given chunks with the configured scorer, no retrieval
-and no generation, so the matcher is measured alone.
+answer sentences are matched against the given chunks with a support scorer (the configured one:
+rag/support.support_scorer), no retrieval and no generation, so the matcher is measured alone.
 
 Precision: share of sentences marked supported whose best reference is a gold chunk (gold-less
 sentences marked supported count against it). Coverage: share of gold-supported sentences marked
@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from evaluation.gold import load_jsonl
 from rag.references import Segment, match_references
-from rag.scoring import support_scorer
+from rag.support import LearnedSupport
 from rag.settings import Settings
 
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
@@ -75,15 +75,14 @@ def evaluate_references(
     settings: Settings, items: list[dict[str, Any]], scorer, progress: bool = True
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     cfg = settings.references
-    scorer = support_scorer(settings, scorer)
     rows, times, pairs_scored = [], [], 0
     total = {k: 0 for k in ("marked", "correct", "gold_supported", "covered")}
     curve = {t: dict(total) for t in THRESHOLDS}
     for item in tqdm(items, desc="references", unit="answer", disable=not progress):
         sentences, chunks = item["answer_sentences"], [c["text"] for c in item["chunks"]]
         cached = CachedScorer(scorer)
-        if hasattr(scorer, "remember"):  # the pipeline reuses the store's chunk vectors: not timed
-            scorer.embed(chunks, query=False)
+        if isinstance(scorer, LearnedSupport):  # the pipeline reuses the store's chunk vectors: not timed
+            scorer.encoder.embed(chunks, query=False)
         started = time.perf_counter()
         segments = _match(sentences, chunks, cached, cfg.threshold, cfg)  # as the pipeline runs it
         times.append((time.perf_counter() - started) * 1000)

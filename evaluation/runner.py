@@ -133,11 +133,12 @@ def ragas_answers(
 def run_references(settings: Settings, gold_file: Path, name: str = "references", progress: bool = True) -> Path:
     from evaluation.references import evaluate_references, load_gold
     from rag.models import build_embedding
-    from rag.scoring import build_scorer
+    from rag.scoring import bi_encoder
+    from rag.support import support_scorer
 
     items = load_gold(gold_file)
-    embedding = None if settings.scoring.reranker_path else build_embedding(settings)
-    metrics, rows = evaluate_references(settings, items, build_scorer(settings, embedding), progress)
+    encoder = None if settings.scoring.support == "llm" else bi_encoder(settings, build_embedding(settings))
+    metrics, rows = evaluate_references(settings, items, support_scorer(settings, encoder), progress)
     run = Run.start(settings, name, _config("references", gold=gold_file))
     for row in rows:
         run.append(row)

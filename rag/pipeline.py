@@ -23,7 +23,8 @@ from rag.models import build_embedding, build_llm, token_counter
 from rag.postprocessors import FeatureRerank, build_reranker
 from rag.references import match_references, split_sentences
 from rag.retrieval import LexicalScores, bm25_version, check_filters, hybrid_retriever, metadata_filters
-from rag.scoring import BiEncoderScorer, bi_encoder, build_scorer, reuse_stored_vectors, support_scorer
+from rag.scoring import BiEncoderScorer, bi_encoder, build_scorer, reuse_stored_vectors
+from rag.support import support_scorer
 from rag.settings import Settings
 from rag.store import collection
 
@@ -48,7 +49,7 @@ class Answer:
     segments: list[dict[str, Any]] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
-    scorer: str = ""  # which model scored the references: cross-encoder or bi-encoder
+    scorer: str = ""  # which model scored the references: learned-support or llm-verifier
     reranker: str = ""  # which model reranked: ltr (learned ranker) or the scorer's kind
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,7 +83,7 @@ class RagPipeline:
         # The store's vectors are the bi-encoder's: the learned ranker reads their cosines.
         self.encoder = self.scorer if isinstance(self.scorer, BiEncoderScorer) else bi_encoder(settings, embedding)
         self.reranker = build_reranker(settings, self.encoder, self.scorer, settings.retrieval.top_k)
-        self.support = support_scorer(settings, self.scorer)
+        self.support = support_scorer(settings, self.encoder)
         self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
         self.count_tokens = token_counter(self.llm)
@@ -117,7 +118,7 @@ class RagPipeline:
         lap("retrieve")
         top = self.reranker.postprocess_nodes(retrieved, query_bundle=query)
         lap("rerank")
-        kinds = {"scorer": self.scorer.kind, "reranker": self.reranker.scorer_kind}
+        kinds = {"scorer": self.support.kind, "reranker": self.reranker.scorer_kind}
         refused = Answer(question, cfg.refusal, False, timings_ms=timings, **kinds)
         if not top or self._relevance(question, top) < cfg.retrieval.min_score:
             timings.update(generate=0.0, match=0.0)

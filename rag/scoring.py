@@ -136,47 +136,6 @@ def lexical_support(segment: str, chunk: str) -> float | None:
     return share if number_share is None else min(share, number_share)
 
 
-class LexicalSupport:
-    """The reference matcher's scorer: the relevance scorer's calibrated score, moved in logit
-    space by how much of the segment's wording the chunk contains.
-
-    A supporting chunk must carry the statement's facts (names, numbers, terms); a bi-encoder
-    measures topical similarity and ranks a same-topic chunk that states other facts nearly as
-    high. `weight` is the logit shift per unit of lexical support away from `center`; weight 0
-    leaves the scorer's output unchanged. Reranking uses the plain scorer: a question shares
-    few words with its answer, and BM25 already brings lexical evidence into retrieval.
-    """
-
-    def __init__(self, scorer, weight: float, center: float):
-        self.scorer = scorer
-        self.weight = weight
-        self.center = center
-
-    @property
-    def kind(self) -> str:
-        return f"{self.scorer.kind}+lexical"
-
-    def __getattr__(self, name: str):  # embed/remember: the wrapped scorer's vector cache
-        return getattr(self.scorer, name)
-
-    def __call__(self, pairs: Sequence[Pair]) -> list[float]:
-        scores = np.clip(np.asarray(self.scorer(pairs), dtype=np.float64), 1e-6, 1 - 1e-6)
-        support = [lexical_support(a, b) for a, b in pairs]
-        shift = self.weight * (np.array([self.center if s is None else s for s in support]) - self.center)
-        return (1.0 / (1.0 + np.exp(-(np.log(scores / (1 - scores)) + shift)))).tolist()
-
-
-def support_scorer(settings: Settings, scorer):
-    """The scorer the reference matcher uses: LexicalSupport over the relevance scorer, or with
-    `scoring.support = "llm"` the LLM server as verifier (rag/verifier.py)."""
-    if settings.scoring.support == "llm":
-        from rag.verifier import LLMVerifier
-
-        return LLMVerifier.from_settings(settings)
-    cfg = settings.references
-    return LexicalSupport(scorer, cfg.lexical_weight, cfg.lexical_center) if cfg.lexical_weight else scorer
-
-
 def reuse_stored_vectors(scorer, collection, nodes: Sequence[NodeWithScore]) -> None:
     """Hand a bi-encoder scorer the chunk vectors the store already holds, so reranking and
     reference matching embed only the query and the answer's segments."""

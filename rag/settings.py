@@ -111,9 +111,10 @@ class ScoringSettings(BaseModel):
     reranker_path: str = Field("", description="Fine-tuned CrossEncoder folder; empty: bi-encoder.")
     cosine_center: float = Field(0.84, description="Cosine that maps to a score of 0.5.")
     cosine_scale: float = Field(0.025, description="Cosine distance per logit unit.")
-    support: Literal["lexical", "llm"] = Field(
-        "lexical", description="Matcher's support scorer: the scorer + lexical blend, or the LLM server as verifier."
+    support: Literal["learned", "llm"] = Field(
+        "learned", description="Matcher's support scorer: the learned support model, or the LLM server as verifier."
     )
+    support_file: Path = Field(Path("rag/support.json"), description="Weights of the learned support model.")
     verifier_prompt_file: Path = Field(Path("prompts/verify.txt"), description="Prompt of the LLM verifier.")
     verifier_concurrency: int = Field(8, description="Verifier requests in flight (support = llm).")
 
@@ -125,10 +126,6 @@ class ReferenceSettings(BaseModel):
     context_bonus: float = Field(
         0.1, description="How far joining may raise a sentence's support above its own score."
     )
-    lexical_weight: float = Field(
-        5.0, description="Logit shift per unit of the segment's wording found in the chunk; 0: off."
-    )
-    lexical_center: float = Field(0.8, description="Share of the segment's wording that shifts nothing.")
 
 
 class EvaluationSettings(BaseModel):

@@ -71,7 +71,7 @@ def test_reference_metrics_on_a_known_score_table(tmp_path):
         return out
 
     settings = fresh_settings(load_settings(), Path("/nonexistent"),
-                              references={"threshold": 0.5, "max_span": 1, "margin": 0.0, "lexical_weight": 0.0})
+                              references={"threshold": 0.5, "max_span": 1, "margin": 0.0})
     metrics, rows = evaluate_references(settings, items, scorer, progress=False)
     # At 0.5: sentences 0 (c1) and 1 (c2) supported and right, sentence 2 unsupported.
     assert (metrics["precision"], metrics["coverage"]) == (1.0, 1.0)

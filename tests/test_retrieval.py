@@ -3,8 +3,6 @@ matcher's lexical support blend."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from conftest import fresh_settings
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
@@ -13,7 +11,7 @@ from ingestion.pipeline import ingest
 from rag.models import build_embedding
 from rag.postprocessors import ScorerRerank
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
-from rag.scoring import CrossEncoderScorer, LexicalSupport, build_scorer, lexical_support, support_scorer
+from rag.scoring import CrossEncoderScorer, build_scorer, lexical_support
 
 
 @pytest.fixture(scope="module")
@@ -116,31 +114,30 @@ def test_lexical_support_counts_the_segments_wording_in_the_chunk():
     assert lexical_support("SI-2024-03 measured 142 mm.", "SI-2024-03 measured 98 mm.") == pytest.approx(2 / 3)
 
 
-def test_lexical_support_moves_scores_by_wording_only():
-    flat = lambda pairs: [0.5] * len(pairs)  # noqa: E731  (a scorer that cannot tell chunks apart)
-    flat.kind = "flat"
-    chunk = "Part QX-4471-B is the left B-pillar patch."
-    pairs = [("Part QX-4471-B is the left B-pillar patch.", chunk), ("The seat frame is high-strength steel.", chunk)]
-    blended = LexicalSupport(flat, weight=5.0, center=0.8)
-    copied, unrelated = blended(pairs)
-    assert copied == pytest.approx(1 / (1 + math.exp(-1.0))) and unrelated < 0.5 < copied
-    assert blended.kind == "flat+lexical"
-    assert LexicalSupport(flat, weight=0.0, center=0.8)(pairs) == pytest.approx([0.5, 0.5])
+@pytest.fixture(scope="module")
+def support(base_settings):
+    from rag.scoring import bi_encoder
+    from rag.support import support_scorer
+
+    return support_scorer(base_settings, bi_encoder(base_settings, build_embedding(base_settings)))
 
 
-def test_matcher_scorer_blends_wording_into_the_bi_encoder(base_settings):
-    """With the real bi-encoder, the blend keeps a copied sentence supported and pushes an
-    off-topic one under the threshold; turning it off restores the plain scorer."""
-    scorer = build_scorer(base_settings, build_embedding(base_settings))
-    support = support_scorer(base_settings, scorer)
-    assert support.kind == "bi-encoder+lexical" and support.embed is not None  # vector cache reachable
-    chunk = "Nail penetration. The cell temperature peaked at 61 degrees Celsius and no thermal runaway occurred."
-    copied, foreign = support([("The cell temperature peaked at 61 degrees Celsius.", chunk),
-                               ("The cafeteria opens at 7:30 on weekdays.", chunk)])
-    assert copied > base_settings.references.threshold > foreign
-    off = fresh_settings(base_settings, base_settings.storage_dir, references={"lexical_weight": 0.0})
-    assert support_scorer(off, scorer) is scorer
-
+def test_support_takes_paraphrase_and_refuses_a_changed_figure(base_settings, support):
+    """The learned support model: a paraphrase of the chunk's statement is supported, the same
+    paraphrase with another figure and an off-topic sentence are not."""
+    chunk = ("Title: Battery abuse report\n\n# Nail penetration\n\nA steel nail pierced the cell at 80 mm/s. "
+             "The cell temperature peaked at 61 degrees Celsius and no thermal runaway occurred.")
+    copied, reordered, reworded, changed, foreign = support([
+        ("The cell temperature peaked at 61 degrees Celsius.", chunk),
+        ("The temperature of the cell peaked at 61 degrees Celsius.", chunk),
+        ("No thermal runaway occurred, and the cell's temperature peaked at 61 °C.", chunk),
+        ("No thermal runaway occurred, and the cell's temperature peaked at 71 °C.", chunk),
+        ("The cafeteria opens at 7:30 on weekdays.", chunk),
+    ])
+    threshold = base_settings.references.threshold
+    assert support.kind == "learned-support"
+    assert min(copied, reordered, reworded) > threshold
+    assert changed < threshold and foreign < threshold
 
 
 def test_hybrid_scores_are_the_fusion_of_both_channels(store, pipeline):
@@ -163,18 +160,15 @@ def test_hybrid_scores_are_the_fusion_of_both_channels(store, pipeline):
         assert node.score == pytest.approx(expected)
 
 
-def test_support_across_languages_keeps_numbers_decisive(base_settings):
-    """An English segment cannot share words with its Korean chunk: the wording is left out,
-    the figures still decide (a wrong number is unsupported in any language)."""
-    scorer = support_scorer(base_settings, build_scorer(base_settings, build_embedding(base_settings)))
+def test_support_across_languages_keeps_numbers_decisive(base_settings, support):
+    """An English segment cannot share words with its Korean chunk: the chunk's sentence it
+    translates carries it, and a wrong figure is unsupported in any language."""
+    scorer = support
     korean = "측면 충돌 시험에서 B필러는 142 mm 침입했다. 목표치는 120 mm였다."
-    constitution = "제1조 ① 대한민국은 민주공화국이다. ② 대한민국의 주권은 국민에게 있고, 모든 권력은 국민으로부터 나온다."
-    right, wrong, article, unrelated = scorer([
+    right, wrong, unrelated = scorer([
         ("In the side impact test the B-pillar intruded 142 mm.", korean),
         ("In the side impact test the B-pillar intruded 152 mm.", korean),
-        ("Article 1 says that the Republic of Korea is a democratic republic.", constitution),
         ("The cafeteria closes at 15:00 on weekdays.", korean),
     ])
     threshold = base_settings.references.threshold
-    assert right > threshold and article > threshold
-    assert wrong < threshold and unrelated < threshold
+    assert right > threshold > max(wrong, unrelated)

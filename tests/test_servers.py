@@ -73,7 +73,7 @@ def test_vllm_backend_against_openai_compatible_server(indexed, llm_server):
 def test_llm_verifier_judges_support_not_similarity(indexed, llm_server):
     """The server's model as the matcher's support scorer: a paraphrase and a translation are
     supported, a changed number and an unrelated statement are not."""
-    from rag.scoring import support_scorer
+    from rag.support import support_scorer
 
     settings = fresh_settings(indexed, indexed.storage_dir, llm=llm_server, scoring={"support": "llm"})
     verifier = support_scorer(settings, None)
