@@ -97,13 +97,14 @@ def ragas_command(
 @eval_app.command()
 def references(
     gold: Annotated[Path, typer.Option("--gold", exists=True, dir_okay=False, help="Reference gold file (JSON Lines).")],
+    vary: Annotated[Optional[list[str]], typer.Option("--vary", help="SECTION.KEY=V1,V2: one run per value, side by side, e.g. scoring.support=learned,llm (repeatable: cross product).")] = None,
     config: ConfigOption = None,
 ) -> None:
     """Reference matcher alone: sentence precision, coverage, threshold curve, latency."""
     from evaluation.runner import run_references
 
     try:
-        _done(run_references(_settings(config), gold))
+        _done(run_references(_settings(config), gold, vary))
     except ValueError as error:
         _fail(error)
 

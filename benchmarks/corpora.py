@@ -55,7 +55,11 @@ def indexed(corpus: Corpus, stores: Path = STORES) -> Settings:
             root = settings.storage_dir / "corpus"
             for part in corpus.parts:
                 source, target = corpus.root / part, root / part
-                shutil.copytree(source, target) if source.is_dir() else (target.parent.mkdir(parents=True, exist_ok=True), shutil.copy2(source, target))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if source.is_dir():
+                    shutil.copytree(source, target)
+                else:
+                    shutil.copy2(source, target)
         report = ingest([root], settings, progress=False)
         if report.failed:
             raise RuntimeError(f"{corpus.name}: {len(report.failed)} files failed to ingest")

@@ -12,7 +12,11 @@ from real retrieval results (the top 5 chunks of a question):
   (paraphrases of that chunk, gold: it), each mixed with a sentence of an answer generated from
   a document outside the top 5 (gold: none). The sample's generated QA ships as
   data/sample/generated_qa.jsonl; other corpora's come from --generated NAME=FILE.
-Each set is scored with the configured matcher scorer and with its lexical blend off. The items
+- cross-language (devbench's parallel Debian FAQ pages): a question's gold sentence as the
+  other language's FAQ states it, against this language's retrieved chunks (gold: the chunks
+  holding this language's version), plus the other language's gold sentence of another
+  document (gold: none); English answers against Korean chunks and the reverse.
+Each set is scored with the configured support scorer and with the calibrated bi-encoder alone. The items
 are written as reference gold files (DESIGN.md format) beside the JSON, so
 `ragqa eval references --gold FILE` reproduces the figures; scoring is evaluation.references'.
 Prints the precision/coverage curve over thresholds and writes JSON.
@@ -34,9 +38,10 @@ from evaluation.references import evaluate_references
 from rag.models import build_embedding
 from rag.references import split_sentences
 from rag.retrieval import dense_retriever
-from rag.scoring import build_scorer, hangul_script
+from rag.scoring import bi_encoder, hangul_script
 from rag.settings import REPO_ROOT
 from rag.store import all_nodes, collection
+from rag.support import support_scorer
 
 
 def pick(items: list, seed: str):
@@ -158,11 +163,10 @@ def build_crosslingual_gold(settings, qa: list[dict], translated: list[dict]) ->
 
 def report(name: str, settings, items: list[dict], gold_file: Path) -> dict:
     gold_file.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
-    plain = settings.model_copy(update={"references": settings.references.model_copy(update={"lexical_weight": 0.0})})
     results = {}
-    for variant, config in (("scorer alone", plain), ("configured", settings)):
-        scorer = build_scorer(config, build_embedding(config))  # fresh: no embeddings cached
-        metrics, _rows = evaluate_references(config, items, scorer, progress=False)
+    encoder = bi_encoder(settings, build_embedding(settings))  # fresh: no embeddings cached
+    for variant, scorer in (("bi-encoder alone", encoder), ("configured", support_scorer(settings, encoder))):
+        metrics, _rows = evaluate_references(settings, items, scorer, progress=False)
         results[metrics["scorer"]] = metrics | {
             "gold_file": str(gold_file), "unsupported_sentences": sum(1 for i in items for g in i["gold"] if not g)
         }

@@ -118,10 +118,19 @@ def references_section(run: Run, metrics: dict[str, Any]) -> list[str]:
     ax.plot([p["threshold"] for p in curve], [p["coverage"] for p in curve], marker="s", label="coverage")
     ax.axvline(metrics["threshold"], color="grey", linestyle=":", label="configured threshold")
     ax.set(xlabel="threshold", ylim=(0, 1.02), title="Reference matching: precision and coverage")
-    ax.legend(fontsize=8)
-    return ["## Reference matching", table(["metric", "value"], [[k, metrics.get(k)] for k in keys]),
-            save(fig, run, "threshold_curve.png"),
-            table(["threshold", "precision", "coverage"], [[p["threshold"], p["precision"], p["coverage"]] for p in curve])]
+    for variant, other in list(metrics.get("variants", {}).items())[1:]:  # the first is drawn above
+        points = other["by_threshold"]
+        ax.plot([p["threshold"] for p in points], [p["precision"] for p in points], linestyle="--", label=f"precision, {variant}")
+        ax.plot([p["threshold"] for p in points], [p["coverage"] for p in points], linestyle=":", label=f"coverage, {variant}")
+    ax.legend(fontsize=7)
+    out = ["## Reference matching", table(["metric", "value"], [[k, metrics.get(k)] for k in keys]),
+           save(fig, run, "threshold_curve.png"),
+           table(["threshold", "precision", "coverage"], [[p["threshold"], p["precision"], p["coverage"]] for p in curve])]
+    if "variants" in metrics:
+        out += ["## Variants", table(["variant", "scorer", "threshold", "precision", "coverage", "p50_ms"],
+                                     [[v, m["scorer"], m["threshold"], m["precision"], m["coverage"], m["p50_ms"]]
+                                      for v, m in metrics["variants"].items()])]
+    return out
 
 
 def pairwise_section(run: Run, metrics: dict[str, Any]) -> list[str]:

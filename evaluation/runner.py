@@ -130,16 +130,27 @@ def ragas_answers(
     return _finish(run, run.metrics() | {"ragas": summary})
 
 
-def run_references(settings: Settings, gold_file: Path, name: str = "references", progress: bool = True) -> Path:
+def run_references(
+    settings: Settings, gold_file: Path, vary: list[str] | None = None, name: str = "references", progress: bool = True
+) -> Path:
+    """The matcher on a reference gold file, once per setting variant (e.g. scoring.support=
+    learned,llm or references.threshold=0.4,0.5): the first variant's figures on top, every
+    variant's under "variants"."""
     from evaluation.references import evaluate_references, load_gold
+    from evaluation.retrieval import label, variants, with_overrides
     from rag.models import build_embedding
     from rag.scoring import bi_encoder
     from rag.support import support_scorer
 
     items = load_gold(gold_file)
-    encoder = None if settings.scoring.support == "llm" else bi_encoder(settings, build_embedding(settings))
-    metrics, rows = evaluate_references(settings, items, support_scorer(settings, encoder), progress)
-    run = Run.start(settings, name, _config("references", gold=gold_file))
+    results, rows = {}, []
+    for overrides in variants(vary or []):
+        current = with_overrides(settings, overrides)
+        encoder = None if current.scoring.support == "llm" else bi_encoder(current, build_embedding(current))
+        results[label(overrides)], variant_rows = evaluate_references(current, items, support_scorer(current, encoder), progress)
+        rows += [row | {"variant": label(overrides)} for row in variant_rows]
+    metrics = next(iter(results.values())) | ({"variants": results} if len(results) > 1 else {})
+    run = Run.start(settings, name, _config("references", gold=gold_file, vary=vary or []))
     for row in rows:
         run.append(row)
     return _finish(run, metrics)

@@ -108,6 +108,11 @@ def test_eval_retrieval_and_references_write_runs(indexed, corpus, tmp_path):
     assert {"n_sentences", "precision", "coverage", "by_threshold", "p50_ms", "p95_ms", "pairs_scored"} <= set(metrics)
     assert metrics["n_sentences"] == 3 and metrics["pairs_scored"] == 12  # (3 + 2 + 1 segments) x 2 chunks
     assert (refs / "threshold_curve.png").is_file()
+    side = run_references(settings, GOLD, vary=["references.threshold=0.5,0.95"], progress=False)
+    by = json.loads((side / "metrics.json").read_text())["variants"]
+    assert list(by) == ["references.threshold=0.5", "references.threshold=0.95"]
+    assert by["references.threshold=0.95"]["coverage"] < by["references.threshold=0.5"]["coverage"]
+    assert "## Variants" in (side / "report.md").read_text()
 
     both = compare(settings, path, swept)
     assert "| stages.hybrid.map@1 |" in (both / "report.md").read_text()

@@ -178,13 +178,15 @@ def test_generate_and_train_from_the_command_line(base_settings, corpus, tmp_pat
     assert 1 <= len(items) <= 3 and all(i["evidence"][0]["doc"] == "battery.md" for i in items)
     folder = tmp_path / "reranker"  # not the default: the prepared models folder is shared
     trained = runner.invoke(
-        app, ["train", "reranker", "--qa", str(qa_file), "--out", str(folder), "--epochs", "1", "--layers", "2"]
+        app, ["train", "reranker", "--cross-encoder", "--qa", str(qa_file), "--out", str(folder), "--epochs", "1",
+              "--layers", "2"]
     )
     assert trained.exit_code == 0, trained.output
     assert trained.output.strip().splitlines()[-1] == str(folder) and (folder / "ragqa_training.json").is_file()
     monkeypatch.setenv("RAGQA_SCORING__RERANKER_PATH", str(folder))
+    monkeypatch.setenv("RAGQA_SCORING__RERANKER", "scorer")  # rerank by the CrossEncoder alone
     answer = runner.invoke(app, ["ask", BATTERY_Q, "--json"])
-    assert answer.exit_code == 0 and json.loads(answer.stdout)["scorer"] == "cross-encoder"  # stderr: load bars
+    assert answer.exit_code == 0 and json.loads(answer.stdout)["reranker"] == "cross-encoder"  # stderr: load bars
 
 
 def test_training_on_qa_of_another_store_fails_clearly(base_settings, tmp_path, monkeypatch):

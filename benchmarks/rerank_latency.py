@@ -1,0 +1,64 @@
+"""Rerank-stage latency: the learned ranker over hybrid's n candidates, as the pipeline runs it.
+
+    .venv/bin/python benchmarks/rerank_latency.py [--corpus sample] [--out FILE]
+
+For each answerable question of the corpus's QA: hybrid retrieval of n = 10 and 20 chunks, the
+store's chunk vectors handed to the bi-encoder (as RagPipeline does; not timed), then the rerank
+stage timed: the question's embedding, exact BM25 scores of the candidates, the features and
+the linear model. Prints p50/p95 per n and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from llama_index.core.llms import MockLLM
+from llama_index.core.schema import QueryBundle
+
+from corpora import corpora, indexed
+from evaluation.gold import load_qa
+from rag.models import build_embedding
+from rag.postprocessors import build_reranker
+from rag.retrieval import hybrid_retriever
+from rag.scoring import bi_encoder, reuse_stored_vectors
+from rag.settings import REPO_ROOT
+from rag.store import collection
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--corpus", default="sample")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-rerank-latency.json")
+    args = parser.parse_args()
+    corpus = corpora([args.corpus])[0]
+    settings = indexed(corpus)
+    embedding = build_embedding(settings)
+    store = collection(settings)
+    questions = [q["question"] for q in load_qa(corpus.qa) if q.get("answerable", True)]
+    results = {}
+    for n in (10, 20):
+        retriever = hybrid_retriever(settings, embedding, MockLLM(), top_n=n)
+        times = []
+        for question in questions:
+            encoder = bi_encoder(settings, embedding)  # fresh: the question is embedded in the timed part
+            rerank = build_reranker(settings, encoder, encoder, settings.retrieval.top_k)
+            nodes = retriever.retrieve(question)
+            reuse_stored_vectors(encoder, store, nodes)
+            started = time.perf_counter()
+            rerank.postprocess_nodes(nodes, query_bundle=QueryBundle(question))
+            times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        results[f"n={n}"] = {"questions": len(times), "p50_ms": round(statistics.median(times), 1),
+                             "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1)}
+        print(f"{corpus.name}, rerank of {n} candidates: p50 {results[f'n={n}']['p50_ms']} ms, "
+              f"p95 {results[f'n={n}']['p95_ms']} ms over {len(times)} questions")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
