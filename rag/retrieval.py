@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
+from functools import lru_cache
 
 import bm25s
 
@@ -120,6 +121,13 @@ def bm25_version(settings: Settings) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
+@lru_cache(maxsize=4)
+def _persisted_bm25(path: str, version: str | None) -> BM25Retriever:
+    """The persisted index, read once per store state: the fused retrieval, the reranker's exact
+    scores and every filtered question share it (a rebuild writes a new version)."""
+    return BM25Retriever.from_persist_dir(path, show_progress=False)
+
+
 def bm25_retriever(
     settings: Settings, top_n: int | None = None, filters: MetadataFilters | None = None
 ) -> BaseRetriever | None:
@@ -128,15 +136,12 @@ def bm25_retriever(
     path = settings.storage_dir / BM25_DIR
     if not path.is_dir():
         return None
-    retriever = BM25Retriever.from_persist_dir(str(path), show_progress=False)
-    top = min(top_n or settings.retrieval.top_n, len(retriever.corpus))
-    if filters is None:
-        retriever.similarity_top_k = top
-        return retriever
+    loaded = _persisted_bm25(str(path), bm25_version(settings))
+    top = min(top_n or settings.retrieval.top_n, len(loaded.corpus))
     try:
-        return MatchingBM25Retriever(
-            existing_bm25=retriever.bm25, filters=filters, similarity_top_k=top, stemmer=retriever.stemmer,
-            skip_stemming=retriever.skip_stemming, token_pattern=retriever.token_pattern,
+        return (BM25Retriever if filters is None else MatchingBM25Retriever)(
+            existing_bm25=loaded.bm25, filters=filters, similarity_top_k=top, stemmer=loaded.stemmer,
+            skip_stemming=loaded.skip_stemming, token_pattern=loaded.token_pattern,
         )
     except ValueError:  # every chunk filtered out
         return None
