@@ -19,7 +19,7 @@ from evaluation.metrics import aggregate, evidence_hits, question_metrics
 from rag.models import build_embedding
 from rag.postprocessors import build_reranker
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
-from rag.scoring import BiEncoderScorer, bi_encoder, build_scorer, reuse_stored_vectors
+from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.settings import Settings
 from rag.store import collection
 
@@ -37,7 +37,7 @@ def evaluate_stages(
     The rerank stage reorders the hybrid stage's n chunks; the pipeline keeps its first top_k."""
     embedding = build_embedding(settings)
     scorer = build_scorer(settings, embedding)
-    encoder = scorer if isinstance(scorer, BiEncoderScorer) else bi_encoder(settings, embedding)
+    encoder = encoder_beside(scorer, settings, embedding)
     rerank = build_reranker(settings, encoder, scorer, top_n=n)
     store = collection(settings)
     retrievers = {

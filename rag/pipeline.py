@@ -23,7 +23,7 @@ from rag.models import build_embedding, build_llm, token_counter
 from rag.postprocessors import FeatureRerank, build_reranker
 from rag.references import match_references, split_sentences
 from rag.retrieval import LexicalScores, bm25_version, check_filters, hybrid_retriever, metadata_filters
-from rag.scoring import BiEncoderScorer, bi_encoder, build_scorer, reuse_stored_vectors
+from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.support import support_scorer
 from rag.settings import Settings
 from rag.store import collection
@@ -81,7 +81,7 @@ class RagPipeline:
         self._lexical_version = bm25_version(settings)
         self.scorer = build_scorer(settings, embedding)
         # The store's vectors are the bi-encoder's: the learned ranker reads their cosines.
-        self.encoder = self.scorer if isinstance(self.scorer, BiEncoderScorer) else bi_encoder(settings, embedding)
+        self.encoder = encoder_beside(self.scorer, settings, embedding)
         self.reranker = build_reranker(settings, self.encoder, self.scorer, settings.retrieval.top_k)
         self.support = support_scorer(settings, self.encoder)
         self.collection = collection(settings)

@@ -12,6 +12,12 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 Scorer = Callable[[Sequence[tuple[str, str]]], list[float]]
 
 
+def best(nodes: list[NodeWithScore], scores: Sequence[float], top_n: int) -> list[NodeWithScore]:
+    """The `top_n` nodes by their new scores, best first, carrying those scores."""
+    ranked = sorted(zip(nodes, scores), key=lambda pair: pair[1], reverse=True)
+    return [NodeWithScore(node=n.node, score=float(s)) for n, s in ranked[:top_n]]
+
+
 class ScorerRerank(BaseNodePostprocessor):
     """Rerank nodes by a calibrated (query, chunk) scorer and keep the best `top_n`.
 
@@ -38,9 +44,7 @@ class ScorerRerank(BaseNodePostprocessor):
         if not nodes:
             return []
         texts = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
-        scores = self._scorer([(query_bundle.query_str, text) for text in texts])
-        ranked = sorted(zip(nodes, scores), key=lambda pair: pair[1], reverse=True)
-        return [NodeWithScore(node=n.node, score=s) for n, s in ranked[: self.top_n]]
+        return best(nodes, self._scorer([(query_bundle.query_str, text) for text in texts]), self.top_n)
 
 
 class FeatureRerank(BaseNodePostprocessor):
@@ -84,9 +88,7 @@ class FeatureRerank(BaseNodePostprocessor):
             raise ValueError("FeatureRerank needs the query")
         if not nodes:
             return []
-        scores = self._ranker(self.features(nodes, query_bundle.query_str))
-        ranked = sorted(zip(nodes, scores), key=lambda pair: pair[1], reverse=True)
-        return [NodeWithScore(node=n.node, score=float(s)) for n, s in ranked[: self.top_n]]
+        return best(nodes, self._ranker(self.features(nodes, query_bundle.query_str)), self.top_n)
 
 
 def build_reranker(settings: Any, encoder: Any, scorer: Scorer, top_n: int) -> BaseNodePostprocessor:

@@ -75,15 +75,34 @@ def features(
 
 
 @dataclass
-class LinearRanker:
-    """P(relevant) = sigmoid(weights . features + bias); weights in FEATURES order."""
+class Logistic:
+    """sigmoid(weights . features + bias), weights in `features` order: the learned ranker here
+    and the two support models of rag/support.py."""
 
     weights: list[float]
     bias: float
-    source: str = ""  # what it was fitted on
+    features: tuple[str, ...] = ()
 
     def __call__(self, rows: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-(rows @ np.asarray(self.weights) + self.bias)))
+
+    def to_dict(self) -> dict:
+        return {"features": list(self.features), "weights": self.weights, "bias": self.bias}
+
+    @classmethod
+    def from_dict(cls, data: dict, expected: tuple[str, ...], what: str) -> Logistic:
+        """The model `data` holds, when it was fitted on the `expected` features."""
+        if tuple(data.get("features") or ()) != expected:
+            raise ValueError(f"{what}: its features {data.get('features')} are not {list(expected)}: retrain it")
+        return cls([float(w) for w in data["weights"]], float(data["bias"]), expected)
+
+
+@dataclass
+class LinearRanker(Logistic):
+    """P(relevant) of a candidate from its FEATURES row."""
+
+    features: tuple[str, ...] = FEATURES
+    source: str = ""  # what it was fitted on
 
     @classmethod
     def load(cls, path: Path) -> LinearRanker:
@@ -91,13 +110,11 @@ class LinearRanker:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise ValueError(f"ranker {path}: cannot read it ({error})") from None
-        if data.get("features") != list(FEATURES):
-            raise ValueError(f"ranker {path}: its features {data.get('features')} are not {list(FEATURES)}: retrain it")
-        return cls([float(w) for w in data["weights"]], float(data["bias"]), data.get("source", ""))
+        model = Logistic.from_dict(data, FEATURES, f"ranker {path}")
+        return cls(model.weights, model.bias, source=data.get("source", ""))
 
     def save(self, path: Path, training: dict | None = None) -> None:
-        data = {"features": list(FEATURES), "weights": self.weights, "bias": self.bias, "source": self.source}
-        data |= {"training": training} if training else {}
+        data = self.to_dict() | {"source": self.source} | ({"training": training} if training else {})
         write_text_atomically(path, json.dumps(data, indent=1) + "\n")
 
 
@@ -148,4 +165,4 @@ def fit_ranker(
     a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
     raw = a * w / scale  # back to raw feature units, so the JSON needs no scaler
     bias = b - float((a * w * mean / scale).sum())
-    return LinearRanker([round(float(v), 6) for v in raw], round(bias, 6), source)
+    return LinearRanker([round(float(v), 6) for v in raw], round(bias, 6), source=source)

@@ -157,6 +157,12 @@ def bi_encoder(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer:
     return BiEncoderScorer(embedding, calibration["center"], calibration["scale"])
 
 
+def encoder_beside(scorer, settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer:
+    """The bi-encoder whose vectors the store holds: the relevance scorer itself when it is one
+    (one vector cache), else a bi-encoder beside the CrossEncoder."""
+    return scorer if isinstance(scorer, BiEncoderScorer) else bi_encoder(settings, embedding)
+
+
 def build_scorer(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer | CrossEncoderScorer:
     """The (text, passage) relevance scorer under the matcher's support: a trained CrossEncoder
     when `scoring.reranker_path` names one, else the bi-encoder."""

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.files import write_text_atomically
+from rag.ranking import Logistic
 from rag.references import split_sentences
 from rag.scoring import _NUMBER, BiEncoderScorer, Pair, hangul_script, lexical_support
 
@@ -62,16 +63,6 @@ def latin_shared(segment: str, chunk: str) -> float:
 
 
 @dataclass
-class Logistic:
-    features: tuple[str, ...]
-    weights: list[float]
-    bias: float
-
-    def __call__(self, rows: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-(rows @ np.asarray(self.weights) + self.bias)))
-
-
-@dataclass
 class SupportModel:
     same: Logistic
     cross: Logistic
@@ -81,17 +72,15 @@ class SupportModel:
     def load(cls, path: Path) -> SupportModel:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            parts = {k: Logistic(tuple(data[k]["features"]), data[k]["weights"], data[k]["bias"]) for k in ("same", "cross")}
+            same, cross = data["same"], data["cross"]
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(f"support model {path}: cannot read it ({error})") from None
-        if parts["same"].features != SAME or parts["cross"].features != CROSS:
-            raise ValueError(f"support model {path}: its features are not {SAME} and {CROSS}: refit it")
-        return cls(parts["same"], parts["cross"], data.get("source", ""))
+        return cls(Logistic.from_dict(same, SAME, f"support model {path} (same)"),
+                   Logistic.from_dict(cross, CROSS, f"support model {path} (cross)"), data.get("source", ""))
 
     def save(self, path: Path) -> None:
-        data = {k: {"features": list(m.features), "weights": m.weights, "bias": m.bias}
-                for k, m in (("same", self.same), ("cross", self.cross))}
-        write_text_atomically(path, json.dumps(data | {"source": self.source}, indent=1) + "\n")
+        data = {"same": self.same.to_dict(), "cross": self.cross.to_dict(), "source": self.source}
+        write_text_atomically(path, json.dumps(data, indent=1) + "\n")
 
 
 class LearnedSupport:
@@ -168,7 +157,7 @@ def fit_logistic(rows: np.ndarray, labels: np.ndarray, features: tuple[str, ...]
     model.fit((rows - mean) / scale, labels)
     raw = model.coef_[0] / scale
     bias = float(model.intercept_[0] - (model.coef_[0] * mean / scale).sum())
-    return Logistic(features, [round(float(w), 6) for w in raw], round(bias, 6))
+    return Logistic([round(float(w), 6) for w in raw], round(bias, 6), features)
 
 
 def support_scorer(settings, encoder: BiEncoderScorer | None):

@@ -17,9 +17,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rag.scoring import Pair
 from rag.settings import Settings
-
-Pair = tuple[str, str]
 
 
 class LLMVerifier:

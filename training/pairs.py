@@ -50,6 +50,11 @@ def queries(item: dict[str, Any]) -> list[str]:
     return [item["question"], *sentences, *([" ".join(sentences)] if len(sentences) > 1 else [])]
 
 
+def source_chunk(item: dict[str, Any]) -> str | None:
+    """The chunk a generated or mined question was written from (its first evidence chunk id)."""
+    return next((e.get("chunk_id") for e in item.get("evidence", []) if e.get("chunk_id")), None)
+
+
 def training_pairs(
     settings: Settings, qa: list[dict[str, Any]], recipe: Recipe, progress: bool = True
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -65,7 +70,7 @@ def training_pairs(
     rng = random.Random(recipe.seed)
     train, heldout, missing = [], [], 0
     for item in tqdm(qa, desc="hard negatives", unit="question", disable=not progress):
-        chunk_id = next((e.get("chunk_id") for e in item.get("evidence", []) if e.get("chunk_id")), None)
+        chunk_id = source_chunk(item)
         if chunk_id not in nodes:
             missing += 1
             continue

@@ -28,6 +28,7 @@ from rag.retrieval import LexicalScores, hybrid_retriever
 from rag.scoring import bi_encoder, reuse_stored_vectors
 from rag.settings import Settings
 from rag.store import collection
+from training.pairs import source_chunk
 
 MINED_KINDS = ("cloze", "heading")
 
@@ -83,7 +84,7 @@ def train_ranker(
     """Fit, save the ranker to `out` (a JSON file, written atomically) and return the held-out
     figures of hybrid order, the ranker in use and the new one."""
     store = collection(settings)
-    items = [(item, _chunk(item)) for item in qa]
+    items = [(item, source_chunk(item)) for item in qa]
     items = [(item, chunk) for item, chunk in items if chunk]
     known = set(store.get(ids=sorted({c for _, c in items}), include=[])["ids"]) if items else set()
     items = [(item, chunk) for item, chunk in items if chunk in known]
@@ -118,6 +119,3 @@ def train_ranker(
     ranker.save(out, summary)
     return summary
 
-
-def _chunk(item: dict[str, Any]) -> str | None:
-    return next((e.get("chunk_id") for e in item.get("evidence", []) if e.get("chunk_id")), None)
