@@ -1,17 +1,23 @@
 """Reference matching quality: sentence-level precision and coverage against a threshold.
 
-    .venv/bin/python benchmarks/reference_precision.py [--out FILE]
-        [--generated debian_faq_en_html=storage/eval-devbench/qa/generated.jsonl]
+    .venv/bin/python benchmarks/reference_precision.py [--out FILE] [--generated NAME=FILE]
 
 Two annotated sets per corpus (the sample corpus and devbench's Debian FAQ, HTML), both built
 from real retrieval results (the top 5 chunks of a question):
 - "copied": for each question of the corpus's QA, one sentence verbatim from each of up to two
-  of those chunks (gold: every top-5 chunk containing it) and one sentence from a document
+  of those chunks (gold: every top-5 chunk containing it, and the two that translate one, see
+  support_annotations_notes.txt) and one sentence from a document
   outside the top 5 (gold: none), in a fixed shuffled order;
 - "generated": the LLM's own answers to the questions `ragqa qa generate` wrote from one chunk
-  (paraphrases of that chunk, gold: it), each mixed with a sentence of an answer generated from
-  a document outside the top 5 (gold: none). The sample's generated QA ships as
-  data/sample/generated_qa.jsonl; other corpora's come from --generated NAME=FILE.
+  (paraphrases, not copies), each mixed with a sentence of an answer generated from a document
+  outside the top 5. Gold: benchmarks/data/support_annotations.jsonl, every sentence read
+  against each of its 5 chunks by an annotator who did not see any scorer's output (every
+  chunk that states all the sentence asserts; hard calls in support_annotations_notes.txt).
+  Without an annotation (another QA file, another store) a sentence's gold is the chunk its
+  answer was written from, which under-counts (other chunks often state it too) and trusts the
+  1.5B generator (it also writes sentences its chunk does not support). The generated QA ships
+  as data/sample/generated_qa.jsonl and benchmarks/data/generated_qa-debian_faq_en_html.jsonl
+  (61 questions from 23 chunks); --generated NAME=FILE adds or replaces one.
 - cross-language (devbench's parallel Debian FAQ pages): a question's gold sentence as the
   other language's FAQ states it, against this language's retrieved chunks (gold: the chunks
   holding this language's version), plus the other language's gold sentence of another
@@ -32,7 +38,7 @@ from pathlib import Path
 from llama_index.core.schema import MetadataMode
 
 import rag  # noqa: F401
-from evaluation.gold import load_qa, normalise
+from evaluation.gold import load_jsonl, load_qa, normalise
 from corpora import corpora, indexed
 from evaluation.references import evaluate_references
 from rag.models import build_embedding
@@ -42,6 +48,8 @@ from rag.scoring import bi_encoder, hangul_script
 from rag.settings import REPO_ROOT
 from rag.store import all_nodes, collection
 from rag.support import support_scorer
+
+ANNOTATIONS = Path(__file__).with_name("data") / "support_annotations.jsonl"
 
 
 def pick(items: list, seed: str):
@@ -88,15 +96,29 @@ def build_gold(settings, qa: list[dict]) -> list[dict]:
             gold.append([])
         if sentences:
             items.append(gold_item(item, sentences, gold, top))
-    return items
+    return with_annotations(items)
+
+
+def with_annotations(items: list[dict]) -> list[dict]:
+    """The items, each with its gold from the annotation of the same id and sentences where
+    there is one."""
+    notes = {a["id"]: a for a in load_jsonl(ANNOTATIONS, ("id", "sentences", "supported_by"), "annotation")}
+    done = []
+    for item in items:
+        note = notes.get(item["id"])
+        if note and note["sentences"] == item["answer_sentences"]:
+            ids = [c["chunk_id"] for c in item["chunks"]]
+            item = item | {"gold": [[ids.index(c) for c in chunks if c in ids] for chunks in note["supported_by"]]}
+        done.append(item)
+    print(f"gold: {sum(a is not b for a, b in zip(done, items))} of {len(items)} answers annotated")
+    return done
 
 
 def build_generated_gold(settings, generated: list[dict]) -> list[dict]:
-    """Reference gold items whose sentences are the LLM's own answers (`ragqa qa generate`):
-    each answer was written from one chunk, so its sentences paraphrase that chunk (gold: the
-    retrieved chunks with its text) rather than copy it; one answer sentence generated from a
-    document outside the top 5 is mixed in (gold: none). Questions whose chunk is not retrieved
-    in the top 5 are skipped."""
+    """Reference gold items whose sentences are the LLM's own answers (`ragqa qa generate`),
+    paraphrases of the chunk each answer was written from; one answer sentence generated from a
+    document outside the top 5 is mixed in. Gold from the annotations, else the source chunk
+    (module docstring). Questions whose chunk is not retrieved in the top 5 are skipped."""
     embedding = build_embedding(settings)
     retriever = dense_retriever(settings, embedding, top_n=5)
     texts = {n.node_id: n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(settings)}
@@ -119,7 +141,7 @@ def build_generated_gold(settings, generated: list[dict]) -> list[dict]:
             sentences.append(foreign)
             gold.append([])
         items.append(gold_item(item, sentences, gold, top))
-    return items
+    return with_annotations(items)
 
 
 def _section_key(item: dict) -> tuple[str, str] | None:
@@ -181,7 +203,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-references.json")
     parser.add_argument("--generated", action="append", default=[], help="NAME=QA file of `ragqa qa generate`")
     args = parser.parse_args()
-    generated = {"sample": REPO_ROOT / "data/sample/generated_qa.jsonl"}
+    generated = {"sample": REPO_ROOT / "data/sample/generated_qa.jsonl",
+                 "debian_faq_en_html": ANNOTATIONS.with_name("generated_qa-debian_faq_en_html.jsonl")}
     generated.update(dict(g.split("=", 1) for g in args.generated))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     found = {c.name: c for c in corpora(["sample", "debian_faq_en_html", "debian_faq_ko_html"])}

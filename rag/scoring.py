@@ -119,6 +119,16 @@ def hangul_script(text: str) -> bool:
     return len(_HANGUL.findall(text)) > len(_LATIN.findall(text))
 
 
+def across_scripts(segment: str, chunk: str) -> bool:
+    """Whether the segment may be a translation of the chunk's text: it is in the other script,
+    or it is in Latin letters and the chunk is partly in Hangul (a partly translated page, whose
+    Latin letters outnumber its syllables while much of it is Korean: a syllable holds about three
+    letters' worth). Korean text routinely carries Latin names and commands, so a Korean segment
+    is across only from a chunk mostly in Latin letters."""
+    hangul, latin = len(_HANGUL.findall(chunk)), len(_LATIN.findall(chunk))
+    return hangul <= latin if hangul_script(segment) else 3 * hangul >= latin
+
+
 def lexical_support(segment: str, chunk: str) -> float | None:
     """Share of the segment's trigrams that the chunk contains (1.0: every word is there), capped
     by the share of its numbers the chunk contains: one missing figure is a few trigrams among
@@ -128,7 +138,7 @@ def lexical_support(segment: str, chunk: str) -> float | None:
     numbers count; None when there are none: the wording says nothing either way."""
     (grams, numbers), (chunk_grams, chunk_numbers) = _wording(segment), _wording(chunk)
     number_share = len(numbers & chunk_numbers) / len(numbers) if numbers else None
-    if hangul_script(segment) != hangul_script(chunk):
+    if across_scripts(segment, chunk):
         return number_share
     if not grams:
         return 0.0
