@@ -72,41 +72,57 @@ def ingest(
     raise typer.Exit(1 if report.failed else 0)
 
 
-@app.command()
-def ask(
-    question: Annotated[str, typer.Argument(help="The question.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the Answer object as JSON.")] = False,
-    doc: Annotated[
-        Optional[list[str]], typer.Option("--doc", help="Answer only from this document (repeatable).")
-    ] = None,
-    where: Annotated[
-        Optional[list[str]],
-        typer.Option("--where", help="Only documents whose header FIELD equals VALUE: FIELD=VALUE (repeatable)."),
-    ] = None,
-    config: ConfigOption = None,
-) -> None:
-    """Answer a question from the indexed documents, with references."""
+DocOption = Annotated[
+    Optional[list[str]], typer.Option("--doc", help="Answer only from this document (repeatable).")
+]
+WhereOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--where", help="Only documents whose header FIELD equals VALUE: FIELD=VALUE (repeatable)."),
+]
+
+
+def _pipeline(config: Path | None, doc: list[str], where: list[str], question: str | None = None):
+    """(pipeline, header conditions) after the checks that need no model: question, filters,
+    an indexed store; each failure exits with its reason."""
     from rag.models import ModelNotPreparedError
-    from rag.pipeline import QuestionError, RagPipeline, check_question
+    from rag.pipeline import RagPipeline, check_question
     from rag.retrieval import FilterError, check_filters, parse_where
     from rag.store import collection
 
     settings = _settings(config)
     try:
-        check_question(question)
-        conditions = parse_where(where or [])
+        if question is not None:
+            check_question(question)
+        conditions = parse_where(where)
     except ValueError as error:
         _fail(error, code=2)
     if collection(settings).count() == 0:
         _fail(RuntimeError("no documents are indexed yet: run `ragqa ingest PATH` first"))
     try:
-        check_filters(settings, doc or [], conditions)
-        pipeline = RagPipeline(settings)
-        answer = pipeline.answer(question, docs=doc or [], where=conditions)
-    except (FilterError, QuestionError) as error:
+        check_filters(settings, doc, conditions)
+        return RagPipeline(settings), conditions
+    except FilterError as error:
         _fail(error, code=2)
     except ModelNotPreparedError as error:
         _fail(error)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the Answer object as JSON.")] = False,
+    doc: DocOption = None,
+    where: WhereOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Answer a question from the indexed documents, with references."""
+    from rag.pipeline import QuestionError
+
+    pipeline, conditions = _pipeline(config, doc or [], where or [], question)
+    try:
+        answer = pipeline.answer(question, docs=doc or [], where=conditions)
+    except QuestionError as error:
+        _fail(error, code=2)
     if as_json:
         json.dump(answer.to_dict(), sys.stdout, ensure_ascii=False, indent=1)
         sys.stdout.write("\n")
@@ -114,6 +130,31 @@ def ask(
     from app.render import render_answer
 
     typer.echo(render_answer(answer.to_dict()))
+
+
+@app.command()
+def chat(doc: DocOption = None, where: WhereOption = None, config: ConfigOption = None) -> None:
+    """A conversation in the terminal, one question per line: a follow-up ("and the passenger?")
+    is rewritten with the earlier turns into a question that stands alone, shown before its
+    answer. An empty line or end of input ends it."""
+    from app.render import render_answer
+    from rag.pipeline import QuestionError
+
+    pipeline, conditions = _pipeline(config, doc or [], where or [])
+    history: list[tuple[str, str]] = []
+    while True:
+        if sys.stdin.isatty():
+            typer.echo("> ", nl=False)
+        line = sys.stdin.readline()
+        if not line.strip():
+            return
+        try:
+            answer = pipeline.answer(line.strip(), docs=doc or [], where=conditions, history=history)
+        except QuestionError as error:
+            typer.echo(f"error: {error}", err=True)
+            continue
+        typer.echo(render_answer(answer.to_dict()) + "\n")
+        history.append((answer.standalone_question or answer.question, answer.answer))
 
 
 @app.command()

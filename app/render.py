@@ -25,10 +25,14 @@ def location(item: dict[str, Any]) -> str:
 
 
 def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
-    """The answer, segment by segment, each followed by its references or an unsupported mark."""
-    if not answer["answerable"]:
-        return escape(answer["answer"], markdown)
+    """The answer, segment by segment, each followed by its references or an unsupported mark;
+    a chat's follow-up first says how it was understood."""
     lines = []
+    if answer.get("standalone_question"):
+        asked = escape(answer["standalone_question"], markdown)
+        lines.append(f"*Understood as: {asked}*" if markdown else f"(understood as: {asked})")
+    if not answer["answerable"]:
+        lines.append(escape(answer["answer"], markdown))
     for segment in answer["segments"]:
         if segment["supported"]:
             refs = ", ".join(f"[{r['ref']}] {r['score']:.2f}" for r in segment["references"])

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import queue
 import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
@@ -24,7 +26,11 @@ class AnswerAbandoned(Exception):
 
 
 def answer_stream(
-    pipeline: RagPipeline, question: str, docs: list[str] | None = None, where: dict[str, str] | None = None
+    pipeline: RagPipeline,
+    question: str,
+    docs: list[str] | None = None,
+    where: dict[str, str] | None = None,
+    history: list[tuple[str, str]] | None = None,
 ) -> Iterator[str | Answer]:
     """Yield the growing answer text while the LLM writes it, then the finished Answer. When
     the reader stops (page reloaded, chat stopped: the generator is closed or dropped), the
@@ -40,7 +46,7 @@ def answer_stream(
 
     def work() -> None:
         try:
-            result["answer"] = pipeline.answer(question, on_token=on_token, docs=docs, where=where)
+            result["answer"] = pipeline.answer(question, on_token=on_token, docs=docs, where=where, history=history or [])
         except AnswerAbandoned:
             pass
         except Exception as error:  # shown to the user instead of a silent spinner
@@ -134,6 +140,32 @@ def indexed_documents(settings: Settings) -> list[str]:
     return document_ids(collection(settings))
 
 
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # Gradio's [{"type": "text", "text": ...}] form
+        return " ".join(_text(part) for part in content)
+    return str(content.get("text", "")) if isinstance(content, dict) else ""
+
+
+def turns(history: list) -> list[tuple[str, str]]:
+    """(question, answer) pairs from the chat's messages, for rewriting a follow-up: the folded
+    sources and the reference marks are left out."""
+    pairs, question = [], None
+    for message in history:
+        message = message if isinstance(message, dict) else vars(message)
+        if (message.get("metadata") or {}).get("title"):
+            continue
+        text = _text(message.get("content"))
+        if message.get("role") == "user":
+            question = text
+        elif message.get("role") == "assistant" and question:
+            text = re.sub(r"\s*\*\((?:refs|unsupported)[^)]*\)\*", "", text)
+            pairs.append((question, re.sub(r"^\*Understood as: [^*]*\*\s*", "", text)))
+            question = None
+    return pairs
+
+
 def chat_handler(pipeline: RagPipeline):
     """The Ask tab's handler: (message, history, documents, header filters) -> (chat, sources)."""
 
@@ -147,7 +179,7 @@ def chat_handler(pipeline: RagPipeline):
             return
         try:
             conditions = parse_where([c for c in (where or "").split(";") if c.strip()])
-            for update in answer_stream(pipeline, message, list(docs or []) or None, conditions):
+            for update in answer_stream(pipeline, message, list(docs or []) or None, conditions, turns(history or [])):
                 if isinstance(update, Answer):
                     answer = update.to_dict()
                     yield chat_reply(answer), render_sources(answer, markdown=True)

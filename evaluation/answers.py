@@ -15,6 +15,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from evaluation.correctness import states_answer
 from evaluation.gold import satisfies
 from evaluation.metrics import required
 from evaluation.runs import Run
@@ -89,10 +90,21 @@ def supported_share(segments: list[dict[str, Any]]) -> float | None:
     return round(backed / total, 4) if total else None
 
 
+def right(row: dict[str, Any]) -> bool | None:
+    """The deterministic check (evaluation.correctness) of an answered row against its gold
+    answer; None where the QA item gives no answer to check against."""
+    if row["reference_from"] != "answer":
+        return None
+    return row["answered"] and states_answer(row["answer"], row["reference"])
+
+
 def refusal_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Refused when it should (unanswerable items) and answered when it should (the others)."""
+    """Refused when it should (unanswerable items) and answered when it should (the others);
+    answered and right by the correctness check, and answers the matcher backed that it calls
+    wrong."""
     unanswerable = [r for r in rows if not r["gold_answerable"]]
     answerable = [r for r in rows if r["gold_answerable"]]
+    checked = [(r, right(r)) for r in answerable if right(r) is not None]
     correct = sum(not r["answered"] for r in unanswerable) + sum(r["answered"] for r in answerable)
 
     def rate(part: int, whole: int) -> float | None:
@@ -107,6 +119,9 @@ def refusal_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "refusal_accuracy": rate(correct, len(rows)),
         "refused_when_unanswerable": rate(sum(not r["answered"] for r in unanswerable), len(unanswerable)),
         "answered_when_answerable": rate(sum(r["answered"] for r in answerable), len(answerable)),
+        "right_when_answerable": rate(sum(ok for _, ok in checked), len(checked)),
+        "n_checked": len(checked),
+        "supported_but_wrong": sum(1 for r, ok in checked if r["answered"] and not ok and (r["supported_share"] or 0) > 0),
         "mean_supported_share": round(sum(shares) / len(shares), 4) if shares else None,
         "p50_total_ms": round(median(totals), 1) if totals else None,
     }

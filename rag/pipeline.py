@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -51,6 +51,7 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict)
     scorer: str = ""  # which model scored the references: learned-support or llm-verifier
     reranker: str = ""  # which model reranked: ltr (learned ranker) or the scorer's kind
+    standalone_question: str | None = None  # a chat's follow-up as rewritten for retrieval; None if not
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,6 +87,7 @@ class RagPipeline:
         self.support = support_scorer(settings, self.encoder)
         self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
+        self.condense_prompt = settings.condense_prompt_file.read_text(encoding="utf-8")
         self.count_tokens = token_counter(self.llm)
 
     def answer(
@@ -94,15 +96,19 @@ class RagPipeline:
         on_token: Callable[[str], None] | None = None,
         docs: list[str] | None = None,
         where: dict[str, str] | None = None,
+        history: Sequence[tuple[str, str]] = (),
     ) -> Answer:
         """Answer from all documents, or only from `docs` (document ids as ingested) and from
-        documents whose header fields equal `where`'s values."""
+        documents whose header fields equal `where`'s values. With the chat's earlier
+        (question, answer) turns in `history`, the question is first rewritten to stand alone."""
         cfg = self.settings
         check_question(question)
-        self._check_length(question)
+        asked, clock = question, time.perf_counter()
         if docs or where:
             check_filters(cfg, docs or [], where or {})
-        timings: dict[str, float] = {}
+        question = self.standalone(question, history)
+        self._check_length(question)
+        timings: dict[str, float] = {"condense": round((time.perf_counter() - clock) * 1000, 1)} if history else {}
         clock = time.perf_counter()
 
         def lap(stage: str) -> None:
@@ -118,8 +124,9 @@ class RagPipeline:
         lap("retrieve")
         top = self.reranker.postprocess_nodes(retrieved, query_bundle=query)
         lap("rerank")
-        kinds = {"scorer": self.support.kind, "reranker": self.reranker.scorer_kind}
-        refused = Answer(question, cfg.refusal, False, timings_ms=timings, **kinds)
+        kinds = {"scorer": self.support.kind, "reranker": self.reranker.scorer_kind,
+                 "standalone_question": question if question != asked else None}
+        refused = Answer(asked, cfg.refusal, False, timings_ms=timings, **kinds)
         if not top or self._relevance(question, top) < cfg.retrieval.min_score:
             timings.update(generate=0.0, match=0.0)
             return refused
@@ -137,7 +144,21 @@ class RagPipeline:
         if not any(segment["supported"] for segment in segments):
             # Not one sentence is backed by a source: a hallucination, not an answer.
             return refused
-        return Answer(question, text, True, segments, sources, timings, **kinds)
+        return Answer(asked, text, True, segments, sources, timings, **kinds)
+
+    def standalone(self, question: str, history: Sequence[tuple[str, str]]) -> str:
+        """The follow-up `question` rewritten by the LLM into one that stands alone, from the
+        last `history_turns` (question, answer) turns (LlamaIndex's condense-question pattern;
+        retrieval cannot resolve "and the passenger?"). Unchanged without history, and when the
+        rewrite comes back empty."""
+        turns = list(history)[-self.settings.history_turns :] if self.settings.history_turns else []
+        if not turns:
+            return question
+        conversation = "\n".join(f"User: {q}\nAssistant: {a}" for q, a in turns)
+        reply = self.llm.complete(self.condense_prompt.format(history=conversation, question=question)).text
+        lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
+        rewritten = re.sub(r"^(standalone question|question)\s*:\s*", "", lines[0], flags=re.I) if lines else ""
+        return rewritten.strip().strip('"') or question
 
     def _relevance(self, question: str, top: list[NodeWithScore]) -> float:
         """The refusal gate's measure: the best calibrated e5 relevance among the kept chunks. The

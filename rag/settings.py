@@ -157,6 +157,10 @@ class Settings(BaseSettings):
     models_dir: Path = Field(Path(""), description="Prepared models; empty: storage_dir/models.")
     prompt_file: Path = Field(Path("prompts/answer.txt"), description="The generation prompt.")
     refusal: str = "I cannot answer this from the documents."
+    condense_prompt_file: Path = Field(
+        Path("prompts/condense.txt"), description="Rewrites a follow-up into a question that stands alone."
+    )
+    history_turns: int = Field(3, ge=0, description="Earlier turns of a chat the rewriting sees; 0: none.")
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)

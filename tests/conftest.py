@@ -66,13 +66,18 @@ def fresh_settings(base: Settings, storage: Path, **sections) -> Settings:
 
 def cli(monkeypatch, settings: Settings, *args: str):
     """`ragqa ARGS` in this process (the models stay loaded), on `settings`' store and models."""
+    return cli_input(monkeypatch, settings, None, *args)
+
+
+def cli_input(monkeypatch, settings: Settings, stdin: str | None, *args: str):
+    """`ragqa ARGS` as `cli`, reading `stdin`."""
     from typer.testing import CliRunner
 
     from app.cli import app
 
     monkeypatch.setenv("RAGQA_STORAGE_DIR", str(settings.storage_dir))
     monkeypatch.setenv("RAGQA_MODELS_DIR", str(settings.models_dir))
-    return CliRunner().invoke(app, list(args))
+    return CliRunner().invoke(app, list(args), input=stdin)
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import BATTERY_Q, cli, fresh_settings
+from conftest import BATTERY_Q, cli, cli_input, fresh_settings
 from typer.testing import CliRunner
 
 from app.cli import app
@@ -119,3 +119,23 @@ def test_config_errors_are_one_line(monkeypatch, tmp_path):
     config.write_text("[chunking]\nchunk_size = 100\nchunk_overlap = 200\n")
     result = CliRunner().invoke(app, ["ask", "Anything?", "--config", str(config)])
     one_line_error(result, 2, "bad.toml", "chunk_overlap (200) must be smaller than chunk_size (100)")
+
+
+def test_chat_rewrites_a_follow_up_from_the_earlier_turn(sample_indexed, monkeypatch):
+    """`ragqa chat`: "And the passenger dummy?" names no test; rewritten with the first turn it
+    does, and that question finds the test's deck first among the sample corpus's six tests."""
+    from llama_index.core.schema import QueryBundle
+
+    from rag.pipeline import RagPipeline
+
+    turns = "What HIC15 did the driver dummy reach in FT-2024-07?\nAnd the passenger dummy?\n\n"
+    result = cli_input(monkeypatch, sample_indexed, turns, "chat")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("(understood as: ") == 1, result.output  # the first turn stands alone
+    rewritten = result.output.split("(understood as: ", 1)[1].split(")\n", 1)[0]
+    assert "FT-2024-07" in rewritten and "passenger" in rewritten.lower(), result.output
+    pipeline = RagPipeline(sample_indexed)
+    query = QueryBundle(rewritten)
+    top = pipeline.reranker.postprocess_nodes(pipeline.current_retriever().retrieve(query), query_bundle=query)
+    assert top[0].node.metadata["doc"] == "FT-2024-07.pptx"
+    assert pipeline.standalone(rewritten, []) == rewritten  # no history: no rewriting

@@ -133,6 +133,8 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, tmp_path, n
     assert not rows["world-cup"]["answered"]
     metrics = json.loads((path / "metrics.json").read_text())
     assert metrics["answers"]["refusal_accuracy"] == 1.0 and metrics["answers"]["refused_when_unanswerable"] == 1.0
+    # The correctness check ran on both answerable items; the battery answer states 61 (above).
+    assert metrics["answers"]["n_checked"] == 2 and metrics["answers"]["right_when_answerable"] >= 0.5
     grades = Run(path).results("judge")
     assert len(grades) == 3 and metrics["judge"]["n_graded"] + metrics["judge"]["n_failed"] == 3
     assert metrics["judge"]["n_graded"] >= 2  # the 1.5B judge mostly keeps to the JSON

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from evaluation.answers import refusal_metrics
+from evaluation.correctness import states_answer
 from evaluation.metrics import aggregate, question_metrics
 
 ONE = [{"doc": "a"}]
@@ -64,3 +66,35 @@ def test_aggregate_means_and_rank_over_found_bundles():
     b = question_metrics(rows([False]), rows([False]), ONE)
     agg = aggregate([a, b])
     assert agg["map@1"] == 0.5 and agg["mean_evidence_rank"] == 1
+
+
+@pytest.mark.parametrize(("answer", "reference", "right"), [
+    ("The driver dummy reached a HIC15 of 412.", "412", True),
+    ("The driver dummy reached a HIC15 of 421.", "412", False),
+    ("It deflected 28 millimetres.", "28 mm", True),
+    ("It deflected 28 cm.", "28 mm", False),
+    ("The airbag deployed 14ms after first contact.", "14 ms", True),
+    ("에어백은 첫 접촉 후 14 밀리초에 전개되었다.", "14 ms", True),
+    ("최대 하중은 61,2 kN이었다.", "61.2 kN", True),
+    ("최대 하중은 61.2킬로뉴턴이었다.", "61.2 kN", True),
+    ("The corpus holds 1,204 documents.", "1204 documents", True),
+    ("The corpus holds 1,240 documents.", "1204 documents", False),
+    ("It was run at the Aldenhoven proving ground.", "At the Aldenhoven proving ground", True),
+    ("It was run at the Hwaseong laboratory.", "At the Aldenhoven proving ground", False),
+    ("시험은 화성 시험소에서 진행되었다.", "화성 시험소", True),
+    ("시험은 아헨 시험소에서 진행되었다.", "화성 시험소", False),
+])
+def test_correctness_check_normalises_figures_units_and_korean_particles(answer, reference, right):
+    assert states_answer(answer, reference) is right
+
+
+def test_refusal_metrics_count_right_answers_and_supported_wrong_ones():
+    def row(answer, reference, answered=True, share=1.0):
+        return {"gold_answerable": True, "answered": answered, "answer": answer, "reference": reference,
+                "reference_from": "answer", "supported_share": share, "timings_ms": {"total": 1.0}}
+
+    rows = [row("The HIC15 was 412.", "412"), row("The HIC15 was 388.", "412"),
+            row("I cannot answer this.", "28 mm", answered=False, share=None)]
+    metrics = refusal_metrics(rows)
+    assert metrics["n_checked"] == 3 and metrics["right_when_answerable"] == pytest.approx(1 / 3, abs=1e-3)
+    assert metrics["supported_but_wrong"] == 1

@@ -242,3 +242,18 @@ def test_uploads_reach_both_retrieval_channels(base_settings, tmp_path):
     assert isinstance(retriever, QueryFusionRetriever)
     dense, bm25 = retriever._retrievers
     assert [n.node.metadata["doc"] for n in bm25.retrieve(QueryBundle("WT-7"))] == ["tunnel.md"]
+
+
+def test_chat_history_becomes_question_answer_turns():
+    """The UI hands a follow-up its earlier turns: questions and answers, without the folded
+    sources or the reference marks."""
+    from app.ui import turns
+
+    history = [
+        {"role": "user", "content": "Where was FT-2024-07 run?"},
+        {"role": "assistant", "content": "It ran at Aldenhoven. *(refs: [1] 0.91)*"},
+        {"role": "assistant", "content": "**Sources** ...", "metadata": {"title": "Sources"}},
+        {"role": "user", "content": [{"type": "text", "text": "And SI-2024-03?"}]},
+        {"role": "assistant", "content": "*Understood as: Where was SI-2024-03 run?*\n\nAt East Liberty. *(unsupported: no source backs this)*"},
+    ]
+    assert turns(history) == [("Where was FT-2024-07 run?", "It ran at Aldenhoven."), ("And SI-2024-03?", "At East Liberty.")]

@@ -1,0 +1,90 @@
+"""A deterministic correctness check beside the LLM judge: does the answer state the gold
+answer's key value?
+
+The key value of a gold answer is its figures (each number with the unit written after it), or,
+for an answer without figures, its content words. An answer is right when it states every figure
+with its unit (thousands separators, decimal commas, spacing and unit spelling normalised: "1,204"
+= "1204", "61,2 kN" = "61.2kN", "14 밀리초" = "14 ms") or, without figures, when it holds the
+content words (at least two thirds of them for a long answer; Korean particles and endings after
+a word are tolerated: "화성 시험소에서" holds "화성 시험소"). No model is involved, so the figure
+is the same on every run and every machine; the judge covers what a key value cannot.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# A number (thousands separators and a decimal point or comma allowed), then an optional unit:
+# letters, %, ° or Hangul written right after it or after one space.
+_FIGURE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:[.,](\d+))?(?:\s?(%|°\s?c|[a-zµ/²³]+|[가-힣]+))?")
+# Unit spellings that mean the same unit; the key is what every spelling becomes.
+_UNITS = {
+    "ms": ("ms", "msec", "밀리초"), "s": ("s", "sec", "secs", "second", "seconds", "초"),
+    "mm": ("mm", "밀리미터", "millimetre", "millimetres", "millimeter", "millimeters"),
+    "km/h": ("km/h", "kph", "kmh"), "kn": ("kn", "킬로뉴턴", "kilonewton", "kilonewtons"),
+    "°c": ("°c", "degc", "degree", "degrees", "도"), "%": ("%", "percent", "퍼센트", "프로"),
+    "g": ("g",), "kg": ("kg", "킬로그램"), "m": ("m", "미터", "metre", "metres", "meter", "meters"),
+}
+_UNIT_OF = {spelling: key for key, spellings in _UNITS.items() for spelling in spellings}
+# Korean particles and endings that follow a word without a space (longest first).
+_PARTICLES = sorted(
+    "은 는 이 가 을 를 에 에서 에게 의 로 으로 와 과 도 만 이다 입니다 였다 이었다 였습니다 까지 부터 처럼 보다 이며 였고".split(),
+    key=len, reverse=True,
+)
+_STOP = set(
+    "a an the of in on at to for by with and or is are was were be been it its this that as from "
+    "which who what when where how did does do test".split()
+)
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def figures(text: str) -> list[tuple[float, str | None]]:
+    """(value, unit) for each number in the text; the unit is None where no known unit follows
+    (a bare count, or a word such as "times" that is not a unit)."""
+    found = []
+    for whole, fraction, unit in _FIGURE.findall(_normal(text)):
+        value = float(whole.replace(",", "") + (f".{fraction}" if fraction else ""))
+        unit = re.sub(r"\s", "", unit) if unit else ""
+        found.append((value, _UNIT_OF.get(unit) or _unit_prefix(unit)))
+    return found
+
+
+def _unit_prefix(word: str) -> str | None:
+    """A unit spelled at the start of a longer word ("4.1배를" has none, "14ms였다" has ms)."""
+    for spelling in sorted(_UNIT_OF, key=len, reverse=True):
+        if len(spelling) > 1 and word.startswith(spelling):
+            return _UNIT_OF[spelling]
+    return None
+
+
+def _stem(word: str) -> str:
+    if re.fullmatch(r"[가-힣]+", word):
+        for particle in _PARTICLES:
+            if word.endswith(particle) and len(word) > len(particle):
+                return word[: -len(particle)]
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    words = re.findall(r"[\w\-/]+", _normal(text))
+    return list(dict.fromkeys(_stem(w) for w in words if w not in _STOP and not w.isdigit()))
+
+
+def states_answer(answer: str, reference: str) -> bool:
+    """Whether `answer` states the key value of the gold `reference` (module docstring)."""
+    wanted = figures(reference)
+    if wanted:
+        stated = figures(answer)
+        return all(
+            any(abs(value - v) < 1e-9 and (unit is None or u == unit) for v, u in stated) for value, unit in wanted
+        )
+    words = content_words(reference)
+    if not words:
+        return False
+    held = {_stem(w) for w in re.findall(r"[\w\-/]+", _normal(answer))}
+    found = sum(any(h == w or h.startswith(w) for h in held) for w in words)
+    return found == len(words) if len(words) <= 3 else found >= 2 * len(words) / 3
