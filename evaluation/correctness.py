@@ -1,7 +1,8 @@
 """A deterministic correctness check beside the LLM judge: does the answer state the gold
 answer's key value?
 
-The key value of a gold answer is its figures (each number with the unit written after it), or,
+The key value of a gold answer is its figures (each number with the unit written after it; codes and dates such as "SI-2024-05" are
+words), or,
 for an answer without figures, its content words. An answer is right when it states every figure
 with its unit (thousands separators, decimal commas, spacing and unit spelling normalised: "1,204"
 = "1204", "61,2 kN" = "61.2kN", "14 밀리초" = "14 ms") or, without figures, when it holds the
@@ -27,6 +28,11 @@ _UNITS = {
     "g": ("g",), "kg": ("kg", "킬로그램"), "m": ("m", "미터", "metre", "metres", "meter", "meters"),
 }
 _UNIT_OF = {spelling: key for key, spellings in _UNITS.items() for spelling in spellings}
+# Codes and dates joined by hyphens or slashes ("SI-2024-05", "2024-08-28") are identifiers, not
+# figures: they are matched as words.
+_IDENTIFIER = re.compile(r"\w*\d\w*(?:[-/]\w+)+|\w+(?:[-/]\w+)*[-/]\w*\d\w*")
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
 # Korean particles and endings that follow a word without a space (longest first).
 _PARTICLES = sorted(
     "은 는 이 가 을 를 에 에서 에게 의 로 으로 와 과 도 만 이다 입니다 였다 이었다 였습니다 까지 부터 처럼 보다 이며 였고".split(),
@@ -46,7 +52,9 @@ def figures(text: str) -> list[tuple[float, str | None]]:
     """(value, unit) for each number in the text; the unit is None where no known unit follows
     (a bare count, or a word such as "times" that is not a unit)."""
     found = []
-    for whole, fraction, unit in _FIGURE.findall(_normal(text)):
+    text = _IDENTIFIER.sub(" ", _normal(text))
+    text = re.sub(r"\b[a-z]+\b", lambda m: _NUMBER_WORDS.get(m.group(), m.group()), text)
+    for whole, fraction, unit in _FIGURE.findall(text):
         value = float(whole.replace(",", "") + (f".{fraction}" if fraction else ""))
         unit = re.sub(r"\s", "", unit) if unit else ""
         found.append((value, _UNIT_OF.get(unit) or _unit_prefix(unit)))

@@ -83,6 +83,10 @@ def test_aggregate_means_and_rank_over_found_bundles():
     ("It was run at the Hwaseong laboratory.", "At the Aldenhoven proving ground", False),
     ("시험은 화성 시험소에서 진행되었다.", "화성 시험소", True),
     ("시험은 아헨 시험소에서 진행되었다.", "화성 시험소", False),
+    ("The intrusion is 98 mm.", "98 mm in the retest SI-2024-05", True),  # a code is not a figure
+    ("It was run in Hwaseong on 2024-08-28.", "Hwaseong, 2024-08-28", True),
+    ("It was run in Hwaseong on 2024-08-29.", "Hwaseong, 2024-08-28", False),
+    ("Two points near the A-pillar base are red.", "2", True),
 ])
 def test_correctness_check_normalises_figures_units_and_korean_particles(answer, reference, right):
     assert states_answer(answer, reference) is right
