@@ -104,7 +104,7 @@ def refusal_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     wrong."""
     unanswerable = [r for r in rows if not r["gold_answerable"]]
     answerable = [r for r in rows if r["gold_answerable"]]
-    checked = [(r, right(r)) for r in answerable if right(r) is not None]
+    checked = [(r, ok) for r in answerable if (ok := right(r)) is not None]
     correct = sum(not r["answered"] for r in unanswerable) + sum(r["answered"] for r in answerable)
 
     def rate(part: int, whole: int) -> float | None:

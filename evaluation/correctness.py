@@ -1,9 +1,9 @@
 """A deterministic correctness check beside the LLM judge: does the answer state the gold
 answer's key value?
 
-The key value of a gold answer is its figures (each number with the unit written after it; codes and dates such as "SI-2024-05" are
-words), or,
-for an answer without figures, its content words. An answer is right when it states every figure
+The key value of a gold answer is its figures (each number with the unit written after it;
+codes and dates such as "SI-2024-05" are words), or, for an answer without figures, its content
+words. An answer is right when it states every figure
 with its unit (thousands separators, decimal commas, spacing and unit spelling normalised: "1,204"
 = "1204", "61,2 kN" = "61.2kN", "14 밀리초" = "14 ms") or, without figures, when it holds the
 content words (at least two thirds of them for a long answer; Korean particles and endings after
@@ -28,6 +28,7 @@ _UNITS = {
     "g": ("g",), "kg": ("kg", "킬로그램"), "m": ("m", "미터", "metre", "metres", "meter", "meters"),
 }
 _UNIT_OF = {spelling: key for key, spellings in _UNITS.items() for spelling in spellings}
+_LONGEST_FIRST = sorted((s for s in _UNIT_OF if len(s) > 1), key=len, reverse=True)
 # Codes and dates joined by hyphens or slashes ("SI-2024-05", "2024-08-28") are identifiers, not
 # figures: they are matched as words.
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[-/]\w+)+|\w+(?:[-/]\w+)*[-/]\w*\d\w*")
@@ -63,8 +64,8 @@ def figures(text: str) -> list[tuple[float, str | None]]:
 
 def _unit_prefix(word: str) -> str | None:
     """A unit spelled at the start of a longer word ("4.1배를" has none, "14ms였다" has ms)."""
-    for spelling in sorted(_UNIT_OF, key=len, reverse=True):
-        if len(spelling) > 1 and word.startswith(spelling):
+    for spelling in _LONGEST_FIRST:
+        if word.startswith(spelling):
             return _UNIT_OF[spelling]
     return None
 
@@ -77,9 +78,13 @@ def _stem(word: str) -> str:
     return word
 
 
+def _words(text: str) -> list[str]:
+    """Lower-cased words (codes and dates kept whole), Korean particles taken off."""
+    return [_stem(w) for w in re.findall(r"[\w\-/]+", _normal(text))]
+
+
 def content_words(text: str) -> list[str]:
-    words = re.findall(r"[\w\-/]+", _normal(text))
-    return list(dict.fromkeys(_stem(w) for w in words if w not in _STOP and not w.isdigit()))
+    return list(dict.fromkeys(w for w in _words(text) if w not in _STOP and not w.isdigit()))
 
 
 def states_answer(answer: str, reference: str) -> bool:
@@ -93,6 +98,6 @@ def states_answer(answer: str, reference: str) -> bool:
     words = content_words(reference)
     if not words:
         return False
-    held = {_stem(w) for w in re.findall(r"[\w\-/]+", _normal(answer))}
+    held = set(_words(answer))
     found = sum(any(h == w or h.startswith(w) for h in held) for w in words)
     return found == len(words) if len(words) <= 3 else found >= 2 * len(words) / 3

@@ -103,9 +103,9 @@ class RagPipeline:
         (question, answer) turns in `history`, the question is first rewritten to stand alone."""
         cfg = self.settings
         check_question(question)
-        asked, clock = question, time.perf_counter()
         if docs or where:
             check_filters(cfg, docs or [], where or {})
+        asked, clock = question, time.perf_counter()
         question = self.standalone(question, history)
         self._check_length(question)
         timings: dict[str, float] = {"condense": round((time.perf_counter() - clock) * 1000, 1)} if history else {}

@@ -122,12 +122,13 @@ class LearnedSupport:
         segments = self._segment_vectors([a for a, _ in pairs], {a for (a, _), x in zip(pairs, across) if x})
         chunks = self.encoder.embed([b for _, b in pairs], query=False)
         cosines = np.einsum("ij,ij->i", segments, chunks)
-        if across.any():  # across scripts, the cosines of the centred vectors
-            texts = [a for a, _ in pairs], [b for _, b in pairs]
-            centred = np.einsum("ij,ij->i", self.model.centred(segments, texts[0], True),
-                                self.model.centred(chunks, texts[1], False))
-            cosines = np.where(across, centred, cosines)
-        best = self._best_passage(pairs, segments, across)
+        centred = np.zeros_like(segments)  # across scripts, the language centres taken out
+        if across.any():
+            rows = np.flatnonzero(across)
+            centred[rows] = self.model.centred(segments[rows], [pairs[i][0] for i in rows], True)
+            chunk_rows = self.model.centred(chunks[rows], [pairs[i][1] for i in rows], False)
+            cosines[rows] = np.einsum("ij,ij->i", centred[rows], chunk_rows)
+        best = self._best_passage(pairs, centred, across)
         same, cross = [], []
         for (segment, chunk), cosine, is_cross, top in zip(pairs, cosines, across, best):
             missing = numbers_missing(segment, chunk)
@@ -150,9 +151,10 @@ class LearnedSupport:
             joined[text] = total / (np.linalg.norm(total) or 1.0)
         return np.stack([joined[t] for t in segments])
 
-    def _best_passage(self, pairs: Sequence[Pair], segments: np.ndarray, across: np.ndarray) -> np.ndarray:
-        """The best centred cosine of each cross-script segment with one passage of its chunk,
-        all the chunks' passages embedded in one batch (0 for same-script pairs)."""
+    def _best_passage(self, pairs: Sequence[Pair], centred: np.ndarray, across: np.ndarray) -> np.ndarray:
+        """The best centred cosine of each cross-script segment (its centred vector in
+        `centred`) with one passage of its chunk, all the chunks' passages embedded in one batch
+        (0 for same-script pairs)."""
         parts = {b: passages(b) for (_, b), x in zip(pairs, across) if x}
         best = np.zeros(len(pairs))
         if not parts:
@@ -161,9 +163,8 @@ class LearnedSupport:
         flat = self.model.centred(self.encoder.embed(texts, query=False), texts, False)
         ends = np.cumsum([len(group) for group in parts.values()])
         vectors = dict(zip(parts, np.split(flat, ends[:-1])))
-        for i, ((segment, chunk), vector) in enumerate(zip(pairs, segments)):
-            if across[i]:
-                best[i] = float((vectors[chunk] @ self.model.centred(vector[None], [segment], True)[0]).max())
+        for i in np.flatnonzero(across):
+            best[i] = float((vectors[pairs[i][1]] @ centred[i]).max())
         return best
 
     def __call__(self, pairs: Sequence[Pair]) -> list[float]:
