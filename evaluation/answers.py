@@ -43,6 +43,15 @@ def reference_answer(item: dict[str, Any]) -> tuple[str | None, str | None]:
     return (" ".join(texts), "evidence") if texts else (None, None)
 
 
+def earlier_turns(pipeline: RagPipeline, item: dict[str, Any]) -> list[tuple[str, str]]:
+    """A follow-up item's chat so far: its `history` questions asked in turn, each with the
+    turns before it, as (question, answer) pairs (the answers are the pipeline's own)."""
+    turns: list[tuple[str, str]] = []
+    for question in item.get("history", []):
+        turns.append((question, pipeline.answer(question, history=turns).answer))
+    return turns
+
+
 def answer_questions(
     pipeline: RagPipeline, qa: list[dict[str, Any]], run: Run, no_rag: bool = False, progress: bool = True
 ) -> list[dict[str, Any]]:
@@ -59,7 +68,7 @@ def answer_questions(
             answer = {"answer": text, "answerable": not is_refusal(text, settings.refusal),
                       "segments": [], "sources": [], "timings_ms": {}}
         else:
-            answer = pipeline.answer(item["question"]).to_dict()
+            answer = pipeline.answer(item["question"], history=earlier_turns(pipeline, item)).to_dict()
         reference, reference_from = reference_answer(item)
         run.append({
             "id": item["id"],
@@ -73,6 +82,10 @@ def answer_questions(
             "retrieved_ids": [s["chunk_id"] for s in answer["sources"]],
             "gold_ids": gold[item["id"]],
             "segments": answer["segments"],
+            "history": item.get("history", []),
+            "standalone_question": answer.get("standalone_question"),
+            "translated_question": answer.get("translated_question"),
+            "refused_by": answer.get("refused_by"),
             "supported_share": supported_share(answer["segments"]),
             "timings_ms": answer["timings_ms"] | {"total": round((time.perf_counter() - started) * 1000, 1)},
         })

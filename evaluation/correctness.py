@@ -45,8 +45,31 @@ _STOP = set(
 )
 
 
+_MONTHS = {name: i for i, names in enumerate(
+    ("january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul",
+     "august aug", "september sep sept", "october oct", "november nov", "december dec"), start=1)
+    for name in names.split()}
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DATES = [  # (pattern, group order year, month, day); every spelling becomes 2024-08-28
+    (re.compile(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"), (3, 1, 2)),
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH},? (\d{{4}})\b"), (3, 2, 1)),
+    (re.compile(r"\b(\d{4})[./](\d{1,2})[./](\d{1,2})\b"), (1, 2, 3)),
+    (re.compile(r"(\d{4})년 ?(\d{1,2})월 ?(\d{1,2})일"), (1, 2, 3)),
+]
+
+
+def _iso_date(match: re.Match, order: tuple[int, int, int]) -> str:
+    year, month, day = (match.group(i) for i in order)
+    month = _MONTHS.get(month.rstrip("."), month) if not month.isdigit() else month
+    return f"{year}-{int(month):02d}-{int(day):02d}"
+
+
 def _normal(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()
+    """NFKC, lower case, and dates written as 2024-08-28 ("August 28, 2024", "2024년 8월 28일")."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    for pattern, order in _DATES:
+        text = pattern.sub(lambda m, order=order: _iso_date(m, order), text)
+    return text
 
 
 def figures(text: str) -> list[tuple[float, str | None]]:

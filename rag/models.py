@@ -67,6 +67,20 @@ def build_llm(settings: Settings, cfg: LLMSettings | None = None) -> LLM:
                      cfg.max_new_tokens, cfg.temperature)
 
 
+def build_rewriting_llm(settings: Settings) -> LLM:
+    """The LLM that rewrites questions (follow-ups, translations). With llama.cpp, a second
+    context on the same memory-mapped weights: the answer context keeps its evaluated prompt
+    prefix (the instructions and examples) instead of evaluating it again after every rewrite."""
+    cfg = settings.llm
+    if cfg.backend != "llamacpp":
+        return build_llm(settings)
+    return _llamacpp(str(_require(settings.gguf_path, "the Qwen GGUF")), REWRITE_CTX, cfg.n_threads, REWRITE_TOKENS,
+                     cfg.temperature)
+
+
+REWRITE_CTX, REWRITE_TOKENS = 2048, 128  # three turns of history fit; a rewritten question is one line
+
+
 class SerialLlamaCPP(LlamaCPP):
     """LlamaCPP that decodes one request at a time. One llama.cpp context is not thread-safe
     (two decodes at once crash the process), and every caller shares the one instance per model:
@@ -99,7 +113,7 @@ def token_counter(llm: LLM) -> Callable[[str], int]:
     return lambda text: len(text.encode("utf-8")) // 2 + 1
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=3)
 def _llamacpp(path: str, n_ctx: int, n_threads: int, max_new_tokens: int, temperature: float) -> LLM:
     """One llama.cpp instance per model and shape: loading it costs seconds and 1+ GB."""
     llm = SerialLlamaCPP(

@@ -1,5 +1,6 @@
-"""The answer pipeline, top to bottom: retrieve (dense + BM25, fused) -> rerank -> generate ->
-match references.
+"""The answer pipeline, top to bottom: retrieve (dense + BM25, fused) -> rerank -> write the
+context (the chunks' relevant sentences and rows within a token budget) -> generate -> match
+references.
 
 `RagPipeline.answer(question)` returns the Answer object of DESIGN.md; `ragqa ask --json`, the
 UI and the evaluators all read that one shape.
@@ -19,11 +20,13 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from rag.models import build_embedding, build_llm, token_counter
+from rag.context import ContextBuilder
+from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
 from rag.postprocessors import FeatureRerank, build_reranker
 from rag.references import match_references, split_sentences
+from rag.rewrite import QuestionRewriter, corpus_language, script_language
 from rag.retrieval import LexicalScores, bm25_version, check_filters, hybrid_retriever, metadata_filters
-from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
+from rag.scoring import build_scorer, encoder_beside, hangul_script, reuse_stored_vectors
 from rag.support import support_scorer
 from rag.settings import Settings
 from rag.store import collection
@@ -52,6 +55,8 @@ class Answer:
     scorer: str = ""  # which model scored the references: learned-support or llm-verifier
     reranker: str = ""  # which model reranked: ltr (learned ranker) or the scorer's kind
     standalone_question: str | None = None  # a chat's follow-up as rewritten for retrieval; None if not
+    translated_question: str | None = None  # the question in the corpus's language, when it was asked in the other
+    refused_by: str | None = None  # which gate refused: retrieval (nothing relevant), model (it declined), references (nothing supported)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,8 +92,14 @@ class RagPipeline:
         self.support = support_scorer(settings, self.encoder)
         self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
-        self.condense_prompt = settings.condense_prompt_file.read_text(encoding="utf-8")
+        self.rewriter = QuestionRewriter(
+            llm or build_rewriting_llm(settings), settings.condense_prompt_file.read_text(encoding="utf-8"),
+            settings.translate_prompt_file.read_text(encoding="utf-8"), settings.history_turns,
+        )
+        self._corpus_language: tuple[str | None, str | None] = (None, None)  # (store version, language)
         self.count_tokens = token_counter(self.llm)
+        self.context = ContextBuilder(self.encoder, self.count_tokens, list(settings.headers.fields),
+                                      settings.context.tables, settings.context.rank_weight)
 
     def answer(
         self,
@@ -105,10 +116,10 @@ class RagPipeline:
         check_question(question)
         if docs or where:
             check_filters(cfg, docs or [], where or {})
-        asked, clock = question, time.perf_counter()
-        question = self.standalone(question, history)
+        asked, started = question, time.perf_counter()
+        question = self.rewriter.standalone(question, history)
         self._check_length(question)
-        timings: dict[str, float] = {"condense": round((time.perf_counter() - clock) * 1000, 1)} if history else {}
+        timings: dict[str, float] = {"condense": round((time.perf_counter() - started) * 1000, 1)} if history else {}
         clock = time.perf_counter()
 
         def lap(stage: str) -> None:
@@ -117,54 +128,67 @@ class RagPipeline:
             timings[stage] = round((now - clock) * 1000, 1)
             clock = now
 
-        query = QueryBundle(question)
-        filters = metadata_filters(docs, where)
-        retrieved = self.current_retriever(filters).retrieve(query)
+        retriever = self.current_retriever(metadata_filters(docs, where))
+        translated = self._translated(question)
+        if translated:
+            lap("translate")
+        retrieved = retriever.retrieve(QueryBundle(question))
+        if translated:  # both questions' candidates, ranked by the translation
+            known = {n.node.node_id for n in retrieved}
+            retrieved += [n for n in retriever.retrieve(QueryBundle(translated)) if n.node.node_id not in known]
+        search = translated or question
         reuse_stored_vectors(self.encoder, self.collection, retrieved)
         lap("retrieve")
-        top = self.reranker.postprocess_nodes(retrieved, query_bundle=query)
+        top = self.reranker.postprocess_nodes(retrieved, query_bundle=QueryBundle(search))
         lap("rerank")
         kinds = {"scorer": self.support.kind, "reranker": self.reranker.scorer_kind,
-                 "standalone_question": question if question != asked else None}
-        refused = Answer(asked, cfg.refusal, False, timings_ms=timings, **kinds)
-        if not top or self._relevance(question, top) < cfg.retrieval.min_score:
-            timings.update(generate=0.0, match=0.0)
-            return refused
+                 "standalone_question": question if question != asked else None, "translated_question": translated}
 
-        top = self._fit(question, top)
-        text = self._generate(question, top, on_token)
+        def refused(gate: str, segments: list | None = None, sources: list | None = None) -> Answer:
+            """The refusal; when no sentence the model wrote was supported, its draft stays in
+            the segments (all marked unsupported) so readers see what was held back."""
+            return Answer(asked, cfg.refusal, False, segments or [], sources or [], timings, refused_by=gate, **kinds)
+
+        if not top or self._relevance(search, top) < cfg.retrieval.min_score:
+            timings.update(context=0.0, generate=0.0, match=0.0)
+            return refused("retrieval")
+
+        context, top = self.context.build(search, top, self._budget(question))
+        lap("context")
+        prompt = self._prompt(question, context, self.language(asked))  # answered in the asker's language
+        text = self._generate(prompt, on_token, timings, started) if top else ""
         lap("generate")
         if is_refusal(text, cfg.refusal):
             timings["match"] = 0.0
-            return refused
+            return refused("model")
 
         sources = [source_entry(i + 1, node) for i, node in enumerate(top)]
         segments = self._match(text, top, sources)
         lap("match")
         if not any(segment["supported"] for segment in segments):
             # Not one sentence is backed by a source: a hallucination, not an answer.
-            return refused
+            return refused("references", segments, sources)
         return Answer(asked, text, True, segments, sources, timings, **kinds)
-
-    def standalone(self, question: str, history: Sequence[tuple[str, str]]) -> str:
-        """The follow-up `question` rewritten by the LLM into one that stands alone, from the
-        last `history_turns` (question, answer) turns (LlamaIndex's condense-question pattern;
-        retrieval cannot resolve "and the passenger?"). Unchanged without history, and when the
-        rewrite comes back empty."""
-        turns = list(history)[-self.settings.history_turns :] if self.settings.history_turns else []
-        if not turns:
-            return question
-        conversation = "\n".join(f"User: {q}\nAssistant: {a}" for q, a in turns)
-        reply = self.llm.complete(self.condense_prompt.format(history=conversation, question=question)).text
-        lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
-        rewritten = re.sub(r"^(standalone question|question)\s*:\s*", "", lines[0], flags=re.I) if lines else ""
-        return rewritten.strip().strip('"') or question
 
     def _relevance(self, question: str, top: list[NodeWithScore]) -> float:
         """The refusal gate's measure: the best calibrated e5 relevance among the kept chunks. The
         ranker's score says which candidate is likeliest the one, not whether any is on topic."""
         texts = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
         return max(self.encoder([(question, text) for text in texts]))
+
+    def _translated(self, question: str) -> str | None:
+        """The question in the corpus's language, when translation is on and they differ."""
+        if not self.settings.translate_questions:
+            return None
+        version = bm25_version(self.settings)
+        if self._corpus_language[0] != version or version is None:
+            # A sample of the store tells its language; read again only when the store changed.
+            sample = self.collection.get(limit=500, include=["documents"])["documents"] or []
+            self._corpus_language = (version, corpus_language(sample))
+        language = self._corpus_language[1]
+        if language is None or script_language(question) == language:
+            return None
+        return self.rewriter.translate(question, language)
 
     def current_retriever(self, filters: MetadataFilters | None = None) -> BaseRetriever:
         """Hybrid retrieval over the store as it is now: documents added since the pipeline was
@@ -179,12 +203,23 @@ class RagPipeline:
             return self.retriever
         return hybrid_retriever(self.settings, self.embedding, self.llm, filters=filters)
 
-    def _prompt(self, question: str, top: list[NodeWithScore]) -> str:
-        context = "\n\n".join(
-            f"[{i + 1}] {node.node.get_content(metadata_mode=MetadataMode.LLM)}"
-            for i, node in enumerate(top)
-        )
-        return self.prompt.format(context=context, question=question, refusal=self.settings.refusal)
+    def _prompt(self, question: str, context: str, language: str = "") -> str:
+        # What varies comes last: llama.cpp reuses the evaluated prefix of the previous prompt.
+        return self.prompt.format(context=context, question=question, refusal=self.settings.refusal,
+                                  language=language or self.language(question))
+
+    def language(self, question: str) -> str:
+        """The answer's language: the configured one, or the question's."""
+        configured = self.settings.answer_language
+        if configured.lower() != "auto":
+            return configured
+        return "Korean" if hangul_script(question) else "English"
+
+    def _budget(self, question: str) -> int:
+        """Evidence tokens: the configured budget, or what the window leaves if that is less."""
+        # Less a few tokens: the context's first and last tokens may merge with the prompt's.
+        room = self._window - self.count_tokens(self._prompt(question, "")) - 8
+        return min(self.settings.context.budget(self.settings.llm.backend), room)
 
     @property
     def _window(self) -> int:
@@ -194,47 +229,36 @@ class RagPipeline:
 
     def _check_length(self, question: str) -> None:
         """A question that leaves no room for context is refused before any work."""
-        if self.count_tokens(self._prompt(question, [])) >= self._window:
-            room = self._window - self.count_tokens(self._prompt("", []))
+        if self.count_tokens(self._prompt(question, "")) >= self._window:
+            room = self._window - self.count_tokens(self._prompt("", ""))
             raise QuestionError(
                 f"the question is too long: {self.count_tokens(question)} tokens, and the model's window of "
                 f"{self.settings.llm.n_ctx} (llm.n_ctx) leaves room for at most {max(room, 0)}: shorten it"
             )
 
-    def _fit(self, question: str, top: list[NodeWithScore]) -> list[NodeWithScore]:
-        """The best-ranked chunks that fit the window; the first is cut short if it alone does
-        not fit. Without this llama.cpp fails on a long question with a full context."""
-
-        def fits(nodes: list[NodeWithScore]) -> bool:
-            return self.count_tokens(self._prompt(question, nodes)) <= self._window
-
-        while len(top) > 1 and not fits(top):
-            top = top[:-1]
-        while not fits(top) and (text := top[0].node.get_content(metadata_mode=MetadataMode.NONE)):
-            node = top[0].node.model_copy()
-            node.set_content(text[: int(len(text) * 0.8)])
-            top = [NodeWithScore(node=node, score=top[0].score)]
-        return top
-
-    def _generate(self, question: str, top: list[NodeWithScore], on_token: Callable[[str], None] | None) -> str:
-        prompt = self._prompt(question, top)
-        if on_token is None:
-            return self.llm.complete(prompt).text.strip()
-        parts = []
+    def _generate(self, prompt: str, on_token: Callable[[str], None] | None, timings: dict[str, float], started: float) -> str:
+        """The LLM's reply, streamed to `on_token`; records the time to its first token."""
+        parts: list[str] = []
         # Closing the stream when on_token raises (an abandoned answer) stops the decoding.
         with closing(self.llm.stream_complete(prompt)) as stream:
             for chunk in stream:
+                if not parts:
+                    timings["first_token"] = round((time.perf_counter() - started) * 1000, 1)
                 parts.append(chunk.delta or "")
-                on_token(chunk.delta or "")
+                if on_token is not None:
+                    on_token(chunk.delta or "")
         return "".join(parts).strip()
 
     def _match(self, text: str, top: list[NodeWithScore], sources: list[dict]) -> list[dict[str, Any]]:
         cfg = self.settings.references
         sentences = split_sentences(text)
         chunks = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
-        # Citation markers are for readers; they would only add noise to the scorer's input.
+        # Citation markers and the source's file name ("in report-2024-08.docx [2]", copied from
+        # the context's labels) are citations, not claims: the scorer would count the name's
+        # figures as missing from the chunk.
+        names = re.compile("|".join(re.escape(str(n.node.metadata["doc"])) for n in top if n.node.metadata.get("doc")) or "(?!)")
         segments = match_references(
-            [_MARKER.sub("", s) for s in sentences], chunks, self.support,
+            [names.sub("", _MARKER.sub("", s)) for s in sentences], chunks, self.support,
             threshold=cfg.threshold, max_span=cfg.max_span, margin=cfg.margin,
             context_bonus=cfg.context_bonus,
         )

@@ -34,7 +34,7 @@ class LLMSettings(BaseModel):
     n_ctx: int = Field(4096, description="Context window in tokens.")
     n_threads: int = Field(0, description="llama.cpp threads; 0 means all cores.")
     max_new_tokens: int = 256
-    temperature: float = 0.1
+    temperature: float = Field(0.0, description="Sampling temperature; 0: greedy, the same answer every time.")
     api_base: str = Field("http://127.0.0.1:8000/v1", description="vLLM OpenAI-compatible URL.")
     model: str = Field("Qwen/Qwen2.5-7B-Instruct", description="Model name the server serves.")
     api_key: str = "EMPTY"
@@ -101,6 +101,19 @@ class RetrievalSettings(BaseModel):
     )
 
 
+class ContextSettings(BaseModel):
+    """How retrieved chunks are written into the prompt (rag/context.py)."""
+
+    context_tokens: int = Field(
+        0, ge=0, description="Token budget of the evidence; 0: 300 with llama.cpp (about 5 s of prompt on 2 cores), 3000 with a server."
+    )
+    tables: Literal["rows", "markdown"] = Field("rows", description="Table rows as `column: value` pairs, or as Markdown rows.")
+    rank_weight: float = Field(0.5, ge=0, description="How much a chunk's rank adds to its sentences' relevance.")
+
+    def budget(self, backend: str) -> int:
+        return self.context_tokens or (300 if backend == "llamacpp" else 3000)
+
+
 class ScoringSettings(BaseModel):
     """Bi-encoder cosines of e5 crowd into [0.7, 0.95]; a logistic maps them onto [0, 1]."""
 
@@ -157,10 +170,17 @@ class Settings(BaseSettings):
     models_dir: Path = Field(Path(""), description="Prepared models; empty: storage_dir/models.")
     prompt_file: Path = Field(Path("prompts/answer.txt"), description="The generation prompt.")
     refusal: str = "I cannot answer this from the documents."
+    answer_language: str = Field(
+        "auto", description="Language of the answers; auto: the question's (Korean or English)."
+    )
     condense_prompt_file: Path = Field(
         Path("prompts/condense.txt"), description="Rewrites a follow-up into a question that stands alone."
     )
     history_turns: int = Field(3, ge=0, description="Earlier turns of a chat the rewriting sees; 0: none.")
+    translate_questions: bool = Field(
+        True, description="Translate a question into the corpus's language (Korean/English) before retrieval when they differ."
+    )
+    translate_prompt_file: Path = Field(Path("prompts/translate.txt"), description="The translation prompt.")
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
@@ -168,6 +188,7 @@ class Settings(BaseSettings):
     headers: HeaderSettings = Field(default_factory=HeaderSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     references: ReferenceSettings = Field(default_factory=ReferenceSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)

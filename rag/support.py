@@ -40,7 +40,8 @@ import numpy as np
 from rag.files import write_text_atomically
 from rag.ranking import Logistic
 from rag.references import split_sentences
-from rag.scoring import _NUMBER, BiEncoderScorer, Pair, across_scripts, hangul_script, lexical_support
+from rag.context import markdown_tables
+from rag.scoring import _NUMBER, BiEncoderScorer, Pair, across_scripts, hangul_script, lexical_support, trigrams
 
 SAME = ("cosine", "wording", "numbers_missing")
 CROSS = ("cosine", "passage_cosine", "numbers_missing", "latin")
@@ -69,6 +70,63 @@ def latin_shared(segment: str, chunk: str) -> float:
     words = {w.lower() for w in _LATIN_WORD.findall(korean)}
     lowered = other.lower()
     return sum(w in lowered for w in words) / len(words) if words else 0.0
+
+
+TABLE_SUPPORT = 0.9  # the score of a segment a table row states (table_support)
+_NUMERIC_CELL = re.compile(r"[-+]?\d+(?:[.,]\d+)*\s*\S{0,3}")
+_DATE_CELL = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}")
+
+
+def _named(name: str, segment: str) -> bool:
+    """The segment names this cell or column: each of its tokens with a digit as a word of the
+    segment ("SL-13" needs "13": "SL-14" shares most of its trigrams), or most character
+    trigrams of its longer words ("Peak force (kN)", "peak_decel_g", "WorldSID 50M")."""
+    tokens = re.findall(r"[^\W_]+", name.lower())
+    coded = [t for t in tokens if any(c.isdigit() for c in t)]
+    if coded and set(coded) <= set(re.findall(r"[^\W_]+", segment.lower())):
+        return True
+    grams = trigrams(" ".join(t for t in tokens if t not in coded and len(t) >= 3))
+    return bool(grams) and len(grams & trigrams(segment)) >= 0.6 * len(grams)
+
+
+def table_support(segment: str, chunk: str) -> bool:
+    """Whether one row of a Markdown table in the chunk states the segment: the segment names
+    that row more than any other (by its text cells: "HIC15", "SL-13", "WorldSID 50M"), every
+    figure of the segment is in the row (leaving out the chunk's header prefix and the codes
+    that name the row: "ES-2re" is not the figure 2), at least one of them is a value (a number
+    or a date, not only a code), and a figure from a numeric cell other than the row's first is
+    named by its column ("388" needs "passenger", "700" needs "limit"). A segment naming two rows
+    equally ("the WorldSID dummy is ES-031", another row's serial) is stated by neither. The
+    learned model reads a table as one long text whose figures all belong to it, so it can
+    neither confirm the right cell nor reject the wrong one; this rule does both. Same script
+    only: across languages no cell is named."""
+    if across_scripts(segment, chunk):
+        return False
+    header = _HEADER.match(chunk)
+    in_header = set(_NUMBER.findall(header.group(0) if header else ""))
+    for columns, rows in markdown_tables(chunk):
+        values = [[i for i, cell in enumerate(row) if _NUMERIC_CELL.fullmatch(cell)] for row in rows]
+        named = [sum(_named(cell, segment) for i, cell in enumerate(row) if cell and i not in nums)
+                 for row, nums in zip(rows, values)]
+        best = max(named, default=0)
+        if not best or named.count(best) > 1:
+            continue
+        row, nums = rows[named.index(best)], values[named.index(best)]
+        text = segment
+        for i, cell in enumerate(row):
+            if i not in nums and not _DATE_CELL.fullmatch(cell) and re.search(r"\d", cell):
+                text = re.sub(re.escape(cell), " ", text, flags=re.I)  # a code naming the row
+        figures = set(_NUMBER.findall(text)) - in_header
+        covered, valued = set(), False
+        for i, cell in enumerate(row):
+            found = figures & set(_NUMBER.findall(cell))
+            if found and i in nums[1:] and not (i < len(columns) and _named(columns[i], segment)):
+                continue  # a figure of another column than the one the segment names
+            covered |= found
+            valued = valued or bool(found and (i in nums or _DATE_CELL.fullmatch(cell)))
+        if covered == figures and (valued or (not figures and best >= 2)):
+            return True
+    return False
 
 
 def centre_key(text: str, query: bool) -> str:
@@ -174,7 +232,9 @@ class LearnedSupport:
         # Figures decide: P is scaled by the share of the segment's numbers the chunk has (a
         # translation with one figure changed is otherwise nearly as close as the right one).
         present = 1.0 - same[:, SAME.index("numbers_missing")]
-        return (np.where(across, self.model.cross(cross), self.model.same(same)) * present).tolist()
+        scores = np.where(across, self.model.cross(cross), self.model.same(same)) * present
+        rows = [TABLE_SUPPORT if "|" in chunk and table_support(segment, chunk) else 0.0 for segment, chunk in pairs]
+        return np.maximum(scores, rows).tolist()
 
 
 def fit_logistic(rows: np.ndarray, labels: np.ndarray, features: tuple[str, ...], positive_weight: float) -> Logistic:

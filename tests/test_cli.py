@@ -33,25 +33,23 @@ def test_empty_question_is_rejected_at_once(indexed, monkeypatch):
         one_line_error(cli(monkeypatch, indexed, "ask", question), 2, "the question is empty")
 
 
-def test_too_long_question_is_refused_and_long_context_trimmed(indexed, pipeline, monkeypatch):
+def test_too_long_question_is_refused_and_context_shrinks_to_fit(indexed, pipeline, monkeypatch):
     question = "측면 충돌 시험에서 B필러는 얼마나 침입했나요? " * 200  # about 5,000 characters
     one_line_error(cli(monkeypatch, indexed, "ask", question), 2, "the question is too long", "llm.n_ctx")
-    # A question that fits, with more context than the window has room for: the context is cut.
+    # A question that fits but leaves less room than the evidence budget: the context shrinks to fit.
     from llama_index.core.schema import QueryBundle
 
     cfg = pipeline.settings.llm
     limit = cfg.n_ctx - cfg.max_new_tokens - 16
     top = pipeline.retriever.retrieve(QueryBundle(BATTERY_Q))
-    assert len(top) == 2
-    context = pipeline.count_tokens(pipeline._prompt(BATTERY_Q, top)) - pipeline.count_tokens(pipeline._prompt(BATTERY_Q, []))
-    filler, long_question = "Battery pack nail penetration test, ", "Battery pack, " * 600 + BATTERY_Q
-    while pipeline.count_tokens(pipeline._prompt(long_question, [])) < limit - context // 3:
-        long_question = filler + long_question
-    assert pipeline.count_tokens(pipeline._prompt(long_question, [])) < limit  # the question fits
-    assert pipeline.count_tokens(pipeline._prompt(long_question, top)) > limit  # with all its context, not
-    fitted = pipeline._fit(long_question, top)
-    assert 1 <= len(fitted) <= len(top) and fitted[0].node.node_id == top[0].node.node_id
-    assert pipeline.count_tokens(pipeline._prompt(long_question, fitted)) <= cfg.n_ctx - cfg.max_new_tokens - 16
+    long_question = "Battery pack, " * 600 + BATTERY_Q
+    for step, room in ((20, 200), (1, 60)):
+        while pipeline.count_tokens(pipeline._prompt(long_question, "")) < limit - room:
+            long_question = "Battery pack nail penetration test, " * step + long_question
+    budget = pipeline._budget(long_question)
+    assert 0 < budget < pipeline.settings.context.budget(cfg.backend)
+    context, shown = pipeline.context.build(long_question, top, budget)
+    assert shown and pipeline.count_tokens(pipeline._prompt(long_question, context)) <= limit
 
 
 def test_filters_that_match_nothing_say_so(indexed, monkeypatch, tmp_path):
@@ -138,4 +136,4 @@ def test_chat_rewrites_a_follow_up_from_the_earlier_turn(sample_indexed, monkeyp
     query = QueryBundle(rewritten)
     top = pipeline.reranker.postprocess_nodes(pipeline.current_retriever().retrieve(query), query_bundle=query)
     assert top[0].node.metadata["doc"] == "FT-2024-07.pptx"
-    assert pipeline.standalone(rewritten, []) == rewritten  # no history: no rewriting
+    assert pipeline.rewriter.standalone(rewritten, []) == rewritten  # no history: no rewriting

@@ -54,14 +54,19 @@ def test_answer_cites_the_right_document(pipeline):
     supported = [s for s in answer["segments"] if s["supported"]]
     assert supported, answer["segments"]
     assert all(r["doc"] == "battery.md" for s in supported for r in s["references"])
-    assert set(answer["timings_ms"]) == {"retrieve", "rerank", "generate", "match"}
+    timings = answer["timings_ms"]
+    assert set(timings) == {"retrieve", "rerank", "context", "first_token", "generate", "match"}
+    assert 0 < timings["first_token"] <= sum(timings[s] for s in ("retrieve", "rerank", "context", "generate"))
 
 
 def test_unanswerable_question_is_refused(pipeline):
     answer = pipeline.answer(UNRELATED_Q).to_dict()
     assert answer["answerable"] is False
     assert answer["answer"] == pipeline.settings.refusal
-    assert answer["segments"] == [] and answer["sources"] == []
+    # Which gate refused is said; only the references gate keeps the (unsupported) draft.
+    assert answer["refused_by"] in ("retrieval", "model", "references")
+    assert not any(s["supported"] for s in answer["segments"])
+    assert answer["refused_by"] == "references" or (answer["segments"] == [] and answer["sources"] == [])
 
 
 def test_cli_ask_json(indexed):

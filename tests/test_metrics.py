@@ -86,6 +86,10 @@ def test_aggregate_means_and_rank_over_found_bundles():
     ("The intrusion is 98 mm.", "98 mm in the retest SI-2024-05", True),  # a code is not a figure
     ("It was run in Hwaseong on 2024-08-28.", "Hwaseong, 2024-08-28", True),
     ("It was run in Hwaseong on 2024-08-29.", "Hwaseong, 2024-08-28", False),
+    ("It was run in Hwaseong on August 28, 2024.", "Hwaseong, 2024-08-28", True),  # dates in any spelling
+    ("화성에서 2024년 8월 28일에 진행되었다.", "Hwaseong, 2024-08-28", False),  # the place is missing
+    ("It was run on 28 August 2024.", "2024-08-28", True),
+    ("It was run on 28 July 2024.", "2024-08-28", False),
     ("Two points near the A-pillar base are red.", "2", True),
 ])
 def test_correctness_check_normalises_figures_units_and_korean_particles(answer, reference, right):

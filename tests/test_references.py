@@ -121,3 +121,51 @@ def test_duplicate_pairs_scored_once():
 )
 def test_split_sentences(text, expected):
     assert split_sentences(text) == expected
+
+
+RESULTS = """Title: Frontal impact test FT-2024-07
+Test Name: FT-2024-07
+
+# Results
+
+| Measurement | Driver | Passenger | Limit |
+|---|---|---|---|
+| HIC15 | 412 | 388 | 700 |
+| Chest deflection (mm) | 31 | 28 | 42 |"""
+
+
+@pytest.mark.parametrize(("segment", "stated"), [
+    ("The driver dummy reached a HIC15 of 412 in FT-2024-07.", True),  # the row's first value
+    ("The passenger dummy reached a HIC15 of 388.", True),  # another column, named
+    ("The passenger chest deflection was 28 mm.", True),
+    ("The HIC15 was 388.", False),  # the passenger's value, its column not named
+    ("The driver dummy reached a HIC15 of 700 in FT-2024-07.", False),  # the limit, not the driver's
+    ("The driver dummy reached a HIC15 of 31.", False),  # a figure of another row
+    ("The chest deflection of the driver was 412.", False),
+    ("The steering column moved 38 mm.", False),  # no row named
+])
+def test_a_table_row_states_a_segment_only_with_its_own_cell(segment, stated):
+    from rag.support import table_support
+
+    assert table_support(segment, RESULTS) is stated
+
+
+def test_a_code_copied_from_another_row_does_not_name_that_row():
+    from rag.support import table_support
+
+    inventory = "| Dummy | Serial | Tests since calibration |\n|---|---|---|\n| ES-2re | ES-031 | 2 |\n| WorldSID 50M | WS-015 | 11 |"
+    assert table_support("The serial number of the WorldSID dummy is WS-015.", inventory)
+    assert not table_support("The serial number of the WorldSID dummy is ES-031.", inventory)
+    assert table_support("The WorldSID dummy has done 11 tests since its last calibration.", inventory)
+    assert not table_support("The WorldSID dummy has done 2 tests since its last calibration.", inventory)
+
+
+def test_a_run_code_names_its_row_and_not_its_neighbours():
+    from rag.support import table_support
+
+    sled = ("| run | speed_kmh | peak_decel_g | result |\n|---|---|---|---|\n| SL-12 | 64 | 29.3 | pass |\n"
+            "| SL-13 | 66 | 30.2 | fail |\n| SL-14 | 68 | 31.1 | pass |")
+    assert table_support("The peak deceleration reached by sled test SL-13 was 30.2 g.", sled)
+    assert table_support("Sled test SL-13 failed.", sled)
+    assert not table_support("The peak deceleration reached by sled test SL-13 was 31.1 g.", sled)
+    assert not table_support("Sled test SL-13 failed at 30.2.", sled)  # not the row's first value, its column not named

@@ -1,0 +1,181 @@
+"""How retrieved chunks are written into the prompt. The stored text (what the sources panel shows
+and the reference matcher reads) is unchanged; this is only what the LLM reads.
+
+A 1.5B model on two cores evaluates about 60 prompt tokens a second, so its evidence is chosen,
+not dumped: each chunk is cut into units (a sentence, a list item, a table row), every unit is
+scored against the question, and the best units fill a token budget, those of better-ranked
+chunks first among near equals. Each chunk shown gets its number, its place (document, slide,
+page, section) and its document's header fields (in full once per document); a table row is
+written as `column: value` pairs, so the model reads a cell with its column's name instead of
+counting pipes back to the header row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from llama_index.core.schema import MetadataMode, NodeWithScore
+
+from rag.references import split_sentences
+from rag.scoring import BiEncoderScorer, trigrams
+
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")
+
+
+@dataclass
+class Unit:
+    """One selectable piece of a chunk; `lead` is printed once before the first unit under it
+    (the heading above a sentence, a Markdown table's header rows)."""
+
+    chunk: int
+    position: int
+    text: str
+    lead: tuple[str, ...] = ()
+    priority: float = 0.0
+
+
+def cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def table_rows(block: str) -> tuple[list[str], list[str]] | None:
+    """(header line, row lines) of a Markdown table block; None for any other block."""
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    if len(lines) >= 2 and lines[0].startswith("|") and _TABLE_RULE.match(lines[1]):
+        return lines[:2], lines[2:]
+    return None
+
+
+def markdown_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    """(column names, rows of cells) of every Markdown table in a text."""
+    found = []
+    for block in re.split(r"\n\s*\n", text):
+        if parsed := table_rows(block):
+            (header, _rule), rows = parsed
+            found.append((cells(header), [cells(row) for row in rows]))
+    return found
+
+
+def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:
+    """A chunk's stored text cut into units, in reading order. Headings become leads; a table's
+    rows become units, as `column: value` pairs ("rows") or Markdown rows under the header
+    ("markdown")."""
+    out: list[Unit] = []
+    heading: tuple[str, ...] = ()
+    for block in re.split(r"\n\s*\n", text.strip()):
+        lines = [line for line in block.splitlines() if line.strip()]
+        if not lines:
+            continue
+        if (match := _HEADING.match(lines[0])) and len(lines) == 1:
+            heading = (match.group(1),)
+            continue
+        if parsed := table_rows(block):
+            (header, rule), rows = parsed
+            for row in rows:
+                if tables == "markdown":
+                    out.append(Unit(chunk, len(out), row, heading + (header, rule)))
+                else:
+                    pairs = [f"{name}: {value}" if name else value for name, value in zip(cells(header), cells(row)) if value]
+                    out.append(Unit(chunk, len(out), "; ".join(pairs), heading))
+            continue
+        out += [Unit(chunk, len(out) + i, sentence, heading) for i, sentence in enumerate(split_sentences(block))]
+    return out
+
+
+def section(metadata: dict) -> str:
+    """The innermost section the chunk starts in (the stored path names every level)."""
+    return str(metadata.get("section") or "").split(" > ")[-1]
+
+
+def place(metadata: dict) -> str:
+    """Where a chunk is: `deck.pptx, slide 3: Results`, `guide.pdf, pages 2-3: Limits`."""
+    parts = [str(metadata.get("doc") or "")]
+    page, end = metadata.get("page"), metadata.get("page_end")
+    if metadata.get("slide") is not None:
+        parts.append(f"slide {metadata['slide']}")
+    elif page is not None:
+        parts.append(f"page {page}" if end in (None, page) else f"pages {page}-{end}")
+    where = ", ".join(p for p in parts if p)
+    return f"{where}: {section(metadata)}" if section(metadata) else where
+
+
+@dataclass
+class ContextBuilder:
+    """Writes the chunks of a question into the prompt within `budget` tokens.
+
+    A unit's priority is its relevance to the question (the calibrated e5 cosine plus the share
+    of the question's character trigrams it holds: a row or sentence naming "SL-05" or "failed")
+    plus `rank_weight` times its chunk's rank prior (1 for the best-ranked chunk, falling to 0
+    for the last), so the ranker's judgement of the whole chunk still counts.
+    """
+
+    encoder: BiEncoderScorer
+    count_tokens: Callable[[str], int]
+    header_fields: Sequence[str] = ()
+    tables: str = "rows"
+    rank_weight: float = 0.5
+
+    def build(self, question: str, nodes: Sequence[NodeWithScore], budget: int) -> tuple[str, list[NodeWithScore]]:
+        """(the context text, the chunks it shows, in citation order [1], [2], ...)."""
+        candidates = [
+            unit for i, n in enumerate(nodes)
+            for unit in units(n.node.get_content(metadata_mode=MetadataMode.NONE), i, self.tables)
+        ]
+        self._prioritise(question, nodes, candidates)
+        chosen: dict[int, list[Unit]] = {}
+        left = budget
+        for unit in sorted(candidates, key=lambda u: u.priority, reverse=True):
+            cost = self.count_tokens(unit.text) + 1
+            if unit.chunk not in chosen:
+                documents = {nodes[i].node.metadata.get("doc") for i in chosen}
+                cost += self.count_tokens(self.label(nodes[unit.chunk], full=nodes[unit.chunk].node.metadata.get("doc") not in documents))
+            if not any(u.lead == unit.lead for u in chosen.get(unit.chunk, [])):
+                cost += sum(self.count_tokens(line) for line in unit.lead)
+            if cost <= left:
+                chosen.setdefault(unit.chunk, []).append(unit)
+                left -= cost
+        text = self._render(nodes, chosen)
+        # Tokens of the parts do not add up exactly to the tokens of the whole: trim to fit.
+        while chosen and self.count_tokens(text) > budget:
+            last = min((u for group in chosen.values() for u in group), key=lambda u: u.priority)
+            chosen[last.chunk].remove(last)
+            chosen = {i: group for i, group in chosen.items() if group}
+            text = self._render(nodes, chosen)
+        return text, [nodes[i] for i in sorted(chosen)]
+
+    def _render(self, nodes: Sequence[NodeWithScore], chosen: dict[int, list[Unit]]) -> str:
+        blocks, documents = [], set()
+        for number, index in enumerate(sorted(chosen), start=1):  # citation numbers follow the ranking
+            meta = nodes[index].node.metadata
+            lines, printed = [f"[{number}] {self.label(nodes[index], full=meta.get('doc') not in documents)}"], set()
+            documents.add(meta.get("doc"))
+            for unit in sorted(chosen[index], key=lambda u: u.position):
+                lines += [line for line in unit.lead if line not in printed and line != section(meta)]
+                printed.update(unit.lead)
+                lines.append(unit.text)
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+    def label(self, node: NodeWithScore, full: bool) -> str:
+        """A chunk's first line: its place, then its document's header fields (only the first,
+        the title, when the document has already been introduced)."""
+        meta = node.node.metadata
+        fields = [f for f in self.header_fields if meta.get(f)][: None if full else 1]
+        header = "; ".join(f"{f}: {meta[f]}" for f in fields)
+        return f"{place(meta)} ({header})" if header else place(meta)
+
+    def _prioritise(self, question: str, nodes: Sequence[NodeWithScore], candidates: list[Unit]) -> None:
+        if not candidates:
+            return
+        titles = [str(n.node.metadata.get("Title") or n.node.metadata.get("doc") or "") for n in nodes]
+        # The title gives a bare row or bullet its subject ("412" of which test?).
+        passages = [f"{titles[u.chunk]}. {' '.join(u.lead[:1])}. {u.text}" for u in candidates]
+        relevance = self.encoder([(question, p) for p in passages])
+        asked = trigrams(question)
+        last = max(len(nodes) - 1, 1)
+        for unit, score, passage in zip(candidates, relevance, passages):
+            wording = len(asked & trigrams(passage)) / len(asked) if asked else 0.0
+            unit.priority = score + wording + self.rank_weight * (1 - unit.chunk / last)

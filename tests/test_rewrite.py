@@ -1,0 +1,33 @@
+"""Question rewriting before retrieval, with scripted LLM replies (the real model's rewrites are
+exercised by the chat and cross-language answer tests)."""
+
+from __future__ import annotations
+
+from conftest import ScriptedLLM
+
+from rag.rewrite import QuestionRewriter, corpus_language, first_line
+
+
+def rewriter(*replies: str) -> QuestionRewriter:
+    return QuestionRewriter(ScriptedLLM(replies=list(replies), prompts=[]), "{history} / {question}", "{language}: {question}")
+
+
+def test_the_corpus_language_is_the_script_most_chunks_are_written_in():
+    assert corpus_language(["데비안은 자유 운영 체제입니다.", "패키지는 apt 로 설치합니다.", "The FAQ."]) == "Korean"
+    assert corpus_language(["The FAQ.", "Install it with apt-get.", "데비안"]) == "English"
+    assert corpus_language([]) is None
+
+
+def test_a_translation_in_the_wrong_script_or_an_echo_is_not_used():
+    assert rewriter("Korean: 펌프 P-20은 몇 시간 작동했나요?").translate("How long did P-20 run?", "Korean") == "펌프 P-20은 몇 시간 작동했나요?"
+    assert rewriter("How long did P-20 run?").translate("How long did P-20 run?", "Korean") is None  # echoed
+    assert rewriter("").translate("How long did P-20 run?", "Korean") is None
+
+
+def test_a_follow_up_is_rewritten_only_with_history():
+    llm = rewriter("Standalone question: What HIC15 did the passenger reach in A-12?")
+    assert llm.standalone("And the passenger?", []) == "And the passenger?"
+    assert llm.llm.prompts == []  # no history: no LLM call
+    assert llm.standalone("And the passenger?", [("What HIC15 did the driver reach in A-12?", "300 [1].")]) == \
+        "What HIC15 did the passenger reach in A-12?"
+    assert first_line('\n  "Translation: 질문?"  \nmore') == "질문?"
