@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
@@ -49,14 +50,16 @@ def table_rows(block: str) -> tuple[list[str], list[str]] | None:
     return None
 
 
-def markdown_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
-    """(column names, rows of cells) of every Markdown table in a text."""
+@lru_cache(maxsize=1024)
+def markdown_tables(text: str) -> tuple[tuple[list[str], list[list[str]]], ...]:
+    """(column names, rows of cells) of every Markdown table in a text; cached, as the matcher
+    meets each chunk once per run of sentences (read-only: do not change what it returns)."""
     found = []
     for block in re.split(r"\n\s*\n", text):
         if parsed := table_rows(block):
             (header, _rule), rows = parsed
             found.append((cells(header), [cells(row) for row in rows]))
-    return found
+    return tuple(found)
 
 
 def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:
@@ -126,16 +129,19 @@ class ContextBuilder:
         ]
         self._prioritise(question, nodes, candidates)
         chosen: dict[int, list[Unit]] = {}
+        documents: set[str | None] = set()  # of the chunks chosen so far
+        labels = [{full: self.count_tokens(self.label(n, full)) for full in (True, False)} for n in nodes]
         left = budget
         for unit in sorted(candidates, key=lambda u: u.priority, reverse=True):
+            doc = nodes[unit.chunk].node.metadata.get("doc")
             cost = self.count_tokens(unit.text) + 1
             if unit.chunk not in chosen:
-                documents = {nodes[i].node.metadata.get("doc") for i in chosen}
-                cost += self.count_tokens(self.label(nodes[unit.chunk], full=nodes[unit.chunk].node.metadata.get("doc") not in documents))
+                cost += labels[unit.chunk][doc not in documents]
             if not any(u.lead == unit.lead for u in chosen.get(unit.chunk, [])):
                 cost += sum(self.count_tokens(line) for line in unit.lead)
             if cost <= left:
                 chosen.setdefault(unit.chunk, []).append(unit)
+                documents.add(doc)
                 left -= cost
         text = self._render(nodes, chosen)
         # Tokens of the parts do not add up exactly to the tokens of the whole: trim to fit.

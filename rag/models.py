@@ -67,6 +67,9 @@ def build_llm(settings: Settings, cfg: LLMSettings | None = None) -> LLM:
                      cfg.max_new_tokens, cfg.temperature)
 
 
+REWRITE_CTX, REWRITE_TOKENS = 2048, 128  # three turns of history fit; a rewritten question is one line
+
+
 def build_rewriting_llm(settings: Settings) -> LLM:
     """The LLM that rewrites questions (follow-ups, translations). With llama.cpp, a second
     context on the same memory-mapped weights: the answer context keeps its evaluated prompt
@@ -76,9 +79,6 @@ def build_rewriting_llm(settings: Settings) -> LLM:
         return build_llm(settings)
     return _llamacpp(str(_require(settings.gguf_path, "the Qwen GGUF")), REWRITE_CTX, cfg.n_threads, REWRITE_TOKENS,
                      cfg.temperature)
-
-
-REWRITE_CTX, REWRITE_TOKENS = 2048, 128  # three turns of history fit; a rewritten question is one line
 
 
 class SerialLlamaCPP(LlamaCPP):

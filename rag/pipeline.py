@@ -26,7 +26,7 @@ from rag.postprocessors import FeatureRerank, build_reranker
 from rag.references import match_references, split_sentences
 from rag.rewrite import QuestionRewriter, corpus_language, script_language
 from rag.retrieval import LexicalScores, bm25_version, check_filters, hybrid_retriever, metadata_filters
-from rag.scoring import build_scorer, encoder_beside, hangul_script, reuse_stored_vectors
+from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.support import support_scorer
 from rag.settings import Settings
 from rag.store import collection
@@ -213,7 +213,7 @@ class RagPipeline:
         configured = self.settings.answer_language
         if configured.lower() != "auto":
             return configured
-        return "Korean" if hangul_script(question) else "English"
+        return script_language(question)
 
     def _budget(self, question: str) -> int:
         """Evidence tokens: the configured budget, or what the window leaves if that is less."""

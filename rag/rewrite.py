@@ -64,6 +64,6 @@ class QuestionRewriter:
         """The question in `language`; None when the model did not write it in that language's
         script (a 1.5B model sometimes echoes the question or the instructions)."""
         reply = first_line(self.llm.complete(self.translate_prompt.format(question=question, language=language)).text)
-        if not reply or script_language(reply) != language or reply == question:
+        if not reply or script_language(reply) != language:
             return None
         return reply
