@@ -72,6 +72,40 @@ def ingest(
     raise typer.Exit(1 if report.failed else 0)
 
 
+@app.command()
+def remove(
+    docs: Annotated[list[str], typer.Argument(help="Document ids as listed by `ragqa documents`.")],
+    config: ConfigOption = None,
+) -> None:
+    """Delete documents from the index (their chunks, and their copy when the UI uploaded them).
+    Exit code 1 when an id is not indexed."""
+    from ingestion.pipeline import remove as run_remove
+
+    from rag.store import StoreBusyError
+
+    try:
+        removed = run_remove(docs, _settings(config))
+    except StoreBusyError as error:
+        _fail(error)
+    for doc in removed:
+        typer.echo(f"removed {doc}")
+    unknown = [doc for doc in docs if doc not in removed]
+    if unknown:
+        _fail(LookupError(f"not indexed: {', '.join(unknown)} (see `ragqa documents`)"))
+
+
+@app.command()
+def documents(config: ConfigOption = None) -> None:
+    """List the indexed documents: id, chunks, when indexed, and the file."""
+    from ingestion.pipeline import indexed_documents
+
+    rows = indexed_documents(_settings(config))
+    for row in rows:
+        typer.echo(f"{row.doc}\t{row.chunks} chunks\t{row.indexed or '-'}\t{row.source}")
+    if not rows:
+        typer.echo("no documents are indexed yet: run `ragqa ingest PATH` first")
+
+
 DocOption = Annotated[
     Optional[list[str]], typer.Option("--doc", help="Answer only from this document (repeatable).")
 ]
@@ -159,13 +193,48 @@ def chat(doc: DocOption = None, where: WhereOption = None, config: ConfigOption 
 
 @app.command()
 def serve(
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 7860,
+    port: Annotated[Optional[int], typer.Option(help="Port (default: ui.port, 7860).")] = None,
+    host: Annotated[Optional[str], typer.Option(help="Address to bind (default: ui.host, 127.0.0.1).")] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Start the chat UI on localhost."""
+    """Start the UI (on 127.0.0.1 unless configured; with a login when ui.users is set)."""
     from app.ui import launch
 
-    launch(_settings(config), port=port)
+    settings = _settings(config)
+    try:
+        settings.ui.user_hashes()
+    except ValueError as error:
+        _fail(error, code=2)
+    launch(settings, port=port, host=host)
+
+
+@app.command("hash-password")
+def hash_password_command() -> None:
+    """Print a password hash for `[ui] users` (the password is read without echo)."""
+    from app.auth import hash_password
+
+    password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    typer.echo(hash_password(password))
+
+
+feedback_app = typer.Typer(no_args_is_help=True, help="Ratings staff gave answers in the UI.")
+app.add_typer(feedback_app, name="feedback")
+
+
+@feedback_app.command("export")
+def feedback_export(
+    out: Annotated[Path, typer.Argument(help="QA JSON Lines file to write.")],
+    rating: Annotated[str, typer.Option(help="up, down or all.")] = "all",
+    config: ConfigOption = None,
+) -> None:
+    """Write the rated questions as QA items (an answer rated up becomes gold) for `ragqa eval`
+    and the trainers."""
+    from app.feedback import FeedbackLog, export
+
+    if rating not in ("up", "down", "all"):
+        _fail(ValueError(f"--rating is up, down or all, not {rating!r}"), code=2)
+    count = export(FeedbackLog.of(_settings(config)), out, rating)
+    typer.echo(f"{count} rated question{'' if count == 1 else 's'} written to {out}")
 
 
 from app import eval_cli, train_cli  # noqa: E402, F401  (register `eval`, `report`, `qa`, `train`)

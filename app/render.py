@@ -16,12 +16,21 @@ def location(item: dict[str, Any]) -> str:
     """'report.pptx, slide 3, Results' from a source or reference entry."""
     parts = [str(item.get("doc") or "?")]
     if item.get("page") is not None:
-        parts.append(f"p. {item['page']}")
+        end = item.get("page_end")
+        parts.append(f"pp. {item['page']}-{end}" if end not in (None, item["page"]) else f"p. {item['page']}")
     if item.get("slide") is not None:
         parts.append(f"slide {item['slide']}")
     if item.get("section"):
         parts.append(str(item["section"]))
     return ", ".join(parts)
+
+
+# Which gate refused (Answer.refused_by), as a reader is told.
+REFUSED_BECAUSE = {
+    "retrieval": "nothing relevant to the question was found in the documents.",
+    "model": "the passages found do not state the answer, the model said.",
+    "references": "no sentence the model wrote is backed by a source; its draft is shown below, marked.",
+}
 
 
 def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
@@ -33,6 +42,9 @@ def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
         lines.append(f"*Understood as: {asked}*" if markdown else f"(understood as: {asked})")
     if not answer["answerable"]:
         lines.append(escape(answer["answer"], markdown))
+        reason = REFUSED_BECAUSE.get(answer.get("refused_by") or "")
+        if reason:
+            lines.append(f"*Refused: {reason}*" if markdown else f"(refused: {reason})")
     for segment in answer["segments"]:
         if segment["supported"]:
             refs = ", ".join(f"[{r['ref']}] {r['score']:.2f}" for r in segment["references"])

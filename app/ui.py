@@ -1,10 +1,25 @@
-"""The Gradio chat UI: streamed answers, per-segment references and a sources panel."""
+"""The Gradio UI (`ragqa serve`).
+
+- Ask: the chat streams an answer, then shows each segment with its references or its
+  unsupported mark, and a refusal with the gate that refused. Beside it, the latest answer's
+  references as chips: choosing one shows the evidence (app/evidence.py: the chunk with the
+  shared words marked, its place, the PDF page with the chunk's lines boxed, a slide's text).
+  The reference threshold re-runs only the matcher on the same answer; timings on demand;
+  thumbs up or down with a comment (app/feedback.py).
+- Documents: upload (type and size checked before anything is copied) with progress and
+  per-file errors, the indexed documents with chunk counts and dates, delete. The pipeline's
+  retrievers follow every change without a restart (RagPipeline.current_retriever).
+- Reports: the evaluation run folders with their plots, two runs side by side.
+
+Every chat and its latest answer belong to one browser session (gr.State); nothing a session
+sees is shared with another. Every document text and model output is shown as text.
+"""
 
 from __future__ import annotations
 
 import os
-import re
 import queue
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -13,12 +28,19 @@ from typing import Any
 
 import gradio as gr
 
-from app.render import escape, render_segments, render_sources
+from app.auth import check_password
+from app.evidence import evidence
+from app.feedback import FeedbackLog
+from app.render import escape, location, render_segments, render_sources
 from rag.pipeline import Answer, QuestionError, RagPipeline
 from rag.retrieval import FilterError, parse_where
 from rag.settings import Settings
 
 _DONE = object()
+_CSS = """
+.evidence-text { white-space: pre-wrap; font-size: 0.92em; }
+.evidence-text mark { background: #ffd966; padding: 0 1px; }
+"""
 
 
 class AnswerAbandoned(Exception):
@@ -31,6 +53,7 @@ def answer_stream(
     docs: list[str] | None = None,
     where: dict[str, str] | None = None,
     history: list[tuple[str, str]] | None = None,
+    threshold: float | None = None,
 ) -> Iterator[str | Answer]:
     """Yield the growing answer text while the LLM writes it, then the finished Answer. When
     the reader stops (page reloaded, chat stopped: the generator is closed or dropped), the
@@ -46,7 +69,8 @@ def answer_stream(
 
     def work() -> None:
         try:
-            result["answer"] = pipeline.answer(question, on_token=on_token, docs=docs, where=where, history=history or [])
+            result["answer"] = pipeline.answer(question, on_token=on_token, docs=docs, where=where,
+                                               history=history or [], threshold=threshold)
         except AnswerAbandoned:
             pass
         except Exception as error:  # shown to the user instead of a silent spinner
@@ -81,9 +105,27 @@ def chat_reply(answer: dict) -> list[gr.ChatMessage]:
     return reply
 
 
+class UploadRefused(ValueError):
+    """A file the Documents tab will not copy: its type or size."""
+
+
+def check_upload(path: Path, settings: Settings) -> None:
+    """Type and size, before anything is copied into storage."""
+    from ingestion.convert import SUPPORTED_SUFFIXES
+
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise UploadRefused(f"unsupported file type '{path.suffix or path.name}' (supported: {kinds})")
+    size_mb = path.stat().st_size / 2**20
+    if size_mb > settings.ingest.max_file_mb:
+        raise UploadRefused(f"{size_mb:.1f} MB is over the limit of {settings.ingest.max_file_mb:g} MB (ingest.max_file_mb)")
+
+
 def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | None = None) -> str:
-    """Copy uploaded files under storage/uploads and index them. A failed file leaves no copy
-    (and an earlier upload of the same name is kept); replacing a document is said."""
+    """Copy uploaded files under storage/uploads and index them. A file of the wrong type or
+    size is not copied; a failed file leaves no copy (and an earlier upload of the same name is
+    kept); replacing a document is said. Only the file's base name is used: an upload cannot
+    write outside storage/uploads."""
     from ingestion.pipeline import ingest
     from rag.store import StoreBusyError
 
@@ -92,14 +134,23 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
     uploads = settings.storage_dir / "uploads"
     uploads.mkdir(parents=True, exist_ok=True)
     staged: list[tuple[Path, Path | None]] = []  # (copy, the earlier upload it displaced)
+    refused: list[str] = []
     for file in files:
-        target = uploads / Path(file).name
+        name = Path(file).name
+        try:
+            check_upload(Path(file), settings)
+        except UploadRefused as error:
+            refused.append(f"- **{escape(name, True)}**: {escape(str(error), True)}")
+            continue
+        target = uploads / name
         earlier = None
         if target.exists():
             earlier = target.with_name(f".{target.name}.earlier")
             os.replace(target, earlier)
         shutil.copyfile(file, target)
         staged.append((target, earlier))
+    if not staged:
+        return "\n\n".join(["Nothing was indexed."] + refused)
 
     def report_progress(done: int, total: int, current: str) -> None:
         if progress is not None:
@@ -131,13 +182,21 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
             lines.append(f"- **{escape(target.name, True)}** is indexed as `{doc_id}`: another document "
                          "of that name is already indexed and was kept")
     lines += [f"- **{escape(Path(f['file']).name, True)}**: {escape(f['reason'], True)}" for f in report.failed]
-    return "\n\n".join(lines)
+    return "\n\n".join(lines + refused)
 
 
-def indexed_documents(settings: Settings) -> list[str]:
-    from rag.store import collection, document_ids
+def document_rows(settings: Settings) -> list[list[Any]]:
+    """The Documents tab's table: id, chunks, indexed (UTC), file name (not the server's path)."""
+    from ingestion.pipeline import indexed_documents
 
-    return document_ids(collection(settings))
+    return [[d.doc, d.chunks, d.indexed.replace("T", " ").replace("+00:00", "") or "-", Path(d.source).name]
+            for d in indexed_documents(settings)]
+
+
+def _documents_update(settings: Settings) -> tuple[list[list[Any]], dict, dict]:
+    rows = document_rows(settings)
+    ids = [row[0] for row in rows]
+    return rows, gr.update(choices=ids, value=[]), gr.update(choices=ids)
 
 
 def _text(content: Any) -> str:
@@ -150,7 +209,7 @@ def _text(content: Any) -> str:
 
 def turns(history: list) -> list[tuple[str, str]]:
     """(question, answer) pairs from the chat's messages, for rewriting a follow-up: the folded
-    sources and the reference marks are left out."""
+    sources, the refusal's reason and the reference marks are left out."""
     pairs, question = [], None
     for message in history:
         message = message if isinstance(message, dict) else vars(message)
@@ -161,43 +220,106 @@ def turns(history: list) -> list[tuple[str, str]]:
             question = text
         elif message.get("role") == "assistant" and question:
             text = re.sub(r"\s*\*\((?:refs|unsupported)[^)]*\)\*", "", text)
-            pairs.append((question, re.sub(r"^\*Understood as: [^*]*\*\s*", "", text)))
+            text = re.sub(r"\s*\*Refused: [^*]*\*", "", text)
+            pairs.append((question, re.sub(r"^\*Understood as: [^*]*\*\s*", "", text).strip()))
             question = None
     return pairs
 
 
 def chat_handler(pipeline: RagPipeline):
-    """The Ask tab's handler: (message, history, documents, header filters) -> (chat, sources)."""
+    """The Ask tab's handler: (message, history, documents, header filters, threshold) ->
+    (chat, sources, the finished answer for this session's panels)."""
 
     def respond(
-        message: str | None, history: list, docs: list[str] | None, where: str | None
-    ) -> Iterator[tuple[str | list, str]]:
+        message: str | None, history: list, docs: list[str] | None, where: str | None, threshold: float | None = None,
+    ) -> Iterator[tuple[str | list, str, dict | None]]:
         """Whatever the browser sends: None for an untouched box, blanks, malformed filters."""
         message = (message or "").strip()
         if not message:
-            yield "Please type a question.", ""
+            yield "Please type a question.", "", None
             return
         try:
             conditions = parse_where([c for c in (where or "").split(";") if c.strip()])
-            for update in answer_stream(pipeline, message, list(docs or []) or None, conditions, turns(history or [])):
+            updates = answer_stream(pipeline, message, list(docs or []) or None, conditions, turns(history or []), threshold)
+            for update in updates:
                 if isinstance(update, Answer):
                     answer = update.to_dict()
-                    yield chat_reply(answer), render_sources(answer, markdown=True)
+                    yield chat_reply(answer), render_sources(answer, markdown=True), answer
                 else:
-                    yield escape(update, True), "*Writing the answer…*"
+                    yield escape(update, True), "*Writing the answer…*", None
         except ValueError as error:  # a filter or question the user can fix
-            yield f"**Cannot answer:** {escape(str(error), True)}", ""
+            yield f"**Cannot answer:** {escape(str(error), True)}", "", None
 
     return respond
 
 
-def build_ui(pipeline: RagPipeline) -> gr.Blocks:
-    def upload(files: list[str] | None, progress=gr.Progress()) -> tuple[str, dict]:
-        report = index_uploads(pipeline.settings, files or [], progress)
-        return report, gr.update(choices=indexed_documents(pipeline.settings))
+def reference_chips(answer: dict | None) -> dict:
+    """One chip per (segment, reference) of the answer: 'S1 [2] report.pdf, p. 3 (0.83)'."""
+    if not answer:
+        return gr.update(choices=[], value=None)
+    choices = [
+        (f"S{i + 1} [{ref['ref']}] {location(ref)} ({ref['score']:.2f})", f"{i}:{ref['ref']}")
+        for i, segment in enumerate(answer["segments"]) if segment["supported"] for ref in segment["references"]
+    ]
+    return gr.update(choices=choices, value=None)
 
-    fields = ", ".join(pipeline.settings.headers.fields[:2]) or "Region"
+
+def show_evidence(settings: Settings, answer: dict | None, chip: str | None) -> tuple[str, dict]:
+    """The evidence view for a chip ('segment:ref')."""
+    if not answer or not chip:
+        return "<p>Choose a reference to see its evidence.</p>", gr.update(value=None, visible=False)
+    index, ref = (int(part) for part in chip.split(":"))
+    source = next(s for s in answer["sources"] if s["ref"] == ref)
+    segment = answer["segments"][index]["text"]
+    view = evidence(settings, source, segment)
+    caption = f"{source['doc']}, p. {view.page}" if view.image is not None else None
+    return view.html, gr.update(value=view.image, visible=view.image is not None, label=caption)
+
+
+def replace_last_reply(history: list, answer: dict) -> list:
+    """The chat with its last reply (everything after the last question) redrawn."""
+    messages = [m if isinstance(m, dict) else vars(m) for m in history or []]
+    last_question = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return messages[: last_question + 1] + [vars(m) if not isinstance(m, dict) else m for m in chat_reply(answer)]
+
+
+def build_ui(pipeline: RagPipeline) -> gr.Blocks:
+    settings = pipeline.settings
+    feedback = FeedbackLog.of(settings)
+
+    def upload(files: list[str] | None, progress=gr.Progress()) -> tuple:
+        report = index_uploads(settings, files or [], progress)
+        return (report, *_documents_update(settings))
+
+    def delete(docs: list[str] | None) -> tuple:
+        from ingestion.pipeline import remove
+        from rag.store import StoreBusyError
+
+        if not docs:
+            return ("Choose the documents to delete first.", *_documents_update(settings))
+        try:
+            removed = remove(list(docs), settings)
+        except StoreBusyError as error:
+            return (f"Nothing was deleted: {escape(str(error), True)}.", *_documents_update(settings))
+        return (f"Deleted {len(removed)}: " + ", ".join(f"`{escape(d, True)}`" for d in removed), *_documents_update(settings))
+
+    def rematch(threshold: float, answer: dict | None, history: list) -> tuple:
+        if not answer:
+            return gr.skip(), gr.skip(), gr.skip()
+        redone = pipeline.rematch(Answer(**answer), threshold).to_dict()
+        return replace_last_reply(history, redone), render_sources(redone, markdown=True), redone
+
+    def rate(rating: str):
+        def handler(answer: dict | None, comment: str, request: gr.Request) -> tuple[str, str]:
+            if not answer:
+                return "Ask a question first: feedback is about the latest answer.", comment
+            feedback.add(answer, rating, comment or "", settings, getattr(request, "username", None))
+            return f"Thank you: feedback ({'helpful' if rating == 'up' else 'not helpful'}) saved.", ""
+        return handler
+
+    fields = ", ".join(settings.headers.fields[:2]) or "Region"
     with gr.Blocks(title="ragqa", analytics_enabled=False) as demo:
+        last = gr.State(None)  # this session's latest answer (an Answer's dict)
         with gr.Tab("Ask"):
             sources = gr.Markdown(render=False, elem_id="sources")
             doc_choice = gr.Dropdown(
@@ -207,16 +329,21 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                 label="Header filters", placeholder="FIELD=VALUE; FIELD=VALUE",
                 info=f"Only documents whose header fields (e.g. {fields}) equal these values.", render=False,
             )
+            threshold = gr.Slider(
+                0.05, 0.95, value=settings.references.threshold, step=0.05, label="Reference threshold",
+                info="How strongly a source must back a segment; changing it re-checks the latest answer.",
+                render=False, elem_id="threshold",
+            )
             with gr.Row():
                 with gr.Column(scale=3):
-                    gr.ChatInterface(
+                    chat = gr.ChatInterface(
                         chat_handler(pipeline),
                         textbox=gr.Textbox(
                             placeholder="Ask a question about your documents", elem_id="question",
                             show_label=False, submit_btn=True, scale=7,
                         ),
-                        additional_outputs=[sources],
-                        additional_inputs=[doc_choice, where],
+                        additional_outputs=[sources, last],
+                        additional_inputs=[doc_choice, where, threshold],
                         additional_inputs_accordion="Filters",
                         title="ragqa",
                         description="Answers from your documents only; each segment shows the "
@@ -224,22 +351,69 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                         analytics_enabled=False,
                         fill_height=True,
                     )
+                    with gr.Row(elem_id="feedback"):
+                        comment = gr.Textbox(placeholder="Optional comment on the latest answer", show_label=False, scale=4)
+                        up = gr.Button("Helpful", scale=1, elem_id="thumbs-up")
+                        down = gr.Button("Not helpful", scale=1, elem_id="thumbs-down")
+                    thanks = gr.Markdown(elem_id="feedback-status")
                 with gr.Column(scale=2):
-                    sources.render()
+                    chips = gr.Radio([], label="References of the latest answer", elem_id="chips")
+                    evidence_view = gr.HTML("<p>Choose a reference to see its evidence.</p>", elem_id="evidence")
+                    page = gr.Image(visible=False, interactive=False, elem_id="page-image", show_label=True)
+                    with gr.Accordion("Sources", open=True):
+                        sources.render()
+                    with gr.Accordion("Timings (ms)", open=False):
+                        timings = gr.JSON(elem_id="timings")
         with gr.Tab("Documents"):
-            files = gr.File(label="PDF, PPTX, DOCX, HTML, Markdown, CSV, JSON, XLSX, text", file_count="multiple", type="filepath")
+            files = gr.File(label="PDF, PPTX, DOCX, HTML, Markdown, CSV, JSON, XLSX, text", file_count="multiple",
+                            type="filepath", elem_id="upload")
             button = gr.Button("Add to the index", variant="primary")
             result = gr.Markdown(elem_id="ingest-report")
-            button.click(upload, inputs=files, outputs=[result, doc_choice])
+            table = gr.Dataframe(headers=["document", "chunks", "indexed (UTC)", "file"], interactive=False,
+                                 elem_id="documents")
+            with gr.Row():
+                doomed = gr.Dropdown([], multiselect=True, label="Documents to delete", scale=4, elem_id="delete-choice")
+                remove = gr.Button("Delete from the index", variant="stop", scale=1)
+            button.click(upload, inputs=files, outputs=[result, table, doomed, doc_choice])
+            remove.click(delete, inputs=doomed, outputs=[result, table, doomed, doc_choice])
+        with gr.Tab("Reports"):
+            _reports_tab(settings)
+
+        last.change(lambda a: (reference_chips(a), (a or {}).get("timings_ms")), last, [chips, timings])
+        chips.change(lambda a, c: show_evidence(settings, a, c), [last, chips], [evidence_view, page])
+        threshold.change(rematch, [threshold, last, chat.chatbot], [chat.chatbot, sources, last], trigger_mode="always_last")
+        up.click(rate("up"), [last, comment], [thanks, comment])
+        down.click(rate("down"), [last, comment], [thanks, comment])
         # Every page load lists the documents indexed now, uploads since the start included.
-        demo.load(lambda: gr.update(choices=indexed_documents(pipeline.settings)), outputs=doc_choice)
+        demo.load(lambda: _documents_update(settings), outputs=[table, doomed, doc_choice])
     return demo
 
 
-def launch(settings: Settings, port: int = 7860) -> None:
+def _reports_tab(settings: Settings) -> None:
+    """Evaluators' run folders (storage/reports/*) with report.md and plots; two side by side."""
+    from app.reports import compare, run_folders, show_run
+
+    runs = gr.Dropdown(run_folders(settings), value=None, label="Run", elem_id="run-choice")
+    other = gr.Dropdown(run_folders(settings), value=None, label="Compare with (optional)", elem_id="run-other")
+    refresh = gr.Button("Refresh the list")
+    report = gr.Markdown(elem_id="report")
+    plots = gr.Gallery(label="Plots", columns=2, elem_id="plots")
+    runs.change(lambda r: show_run(settings, r), runs, [report, plots])
+    other.change(lambda a, b: compare(settings, a, b) if a and b else show_run(settings, a), [runs, other], [report, plots])
+    refresh.click(lambda: (gr.update(choices=run_folders(settings)),) * 2, outputs=[runs, other])
+
+
+def launch(settings: Settings, port: int | None = None, host: str | None = None) -> None:
+    ui = settings.ui
     demo = build_ui(RagPipeline(settings))
-    print(f"ragqa UI: http://127.0.0.1:{port}", flush=True)
-    demo.queue(default_concurrency_limit=1).launch(
-        server_name="127.0.0.1", server_port=port, share=False, inbrowser=False, ssr_mode=False,
-        show_error=True,
+    users = ui.user_hashes()
+    host, port = host or ui.host, port or ui.port
+    print(f"ragqa UI: http://{host}:{port}" + (" (login required)" if users else ""), flush=True)
+    # One llama.cpp model decodes one answer at a time; a server backend serves several.
+    concurrency = ui.concurrency if settings.llm.backend != "llamacpp" else 1
+    demo.queue(default_concurrency_limit=concurrency).launch(
+        server_name=host, server_port=port, share=False, inbrowser=False, ssr_mode=False, show_error=True,
+        auth=(lambda user, password: check_password(users, user, password)) if users else None,
+        auth_message="ragqa: log in with the account your administrator gave you." if users else None,
+        css=_CSS,
     )

@@ -15,12 +15,14 @@ import json
 import os
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
 from llama_index.core.storage.docstore import SimpleDocumentStore
+from llama_index.core.vector_stores.types import BasePydanticVectorStore
 from tqdm.auto import tqdm
 
 from ingestion.chunking import BlockChunker, LocatedDocument
@@ -31,7 +33,7 @@ from rag.models import build_embedding
 from rag.retrieval import bm25_version, rebuild_bm25
 from rag.settings import Settings
 from rag.store import reset as reset_store
-from rag.store import vector_store, writer_lock
+from rag.store import collection, vector_store, writer_lock
 
 DOCSTORE_FILE = "docstore.json"
 SOURCES_FILE = "sources.json"
@@ -166,6 +168,7 @@ def _ingest(
                 report.replaced.append(doc_id)
             chunk_bar.update(len(nodes))
             # The registry first: an id recorded for a file the docstore lacks is harmless.
+            sources.stamp(doc_id)
             sources.save()
             _save_docstore(docstore, docstore_path)
         else:
@@ -185,6 +188,46 @@ def _ingest(
     report.index_seconds = round(report.index_seconds, 2)
     _write_report(report, settings)
     return report
+
+
+def remove(doc_ids: list[str], settings: Settings) -> list[str]:
+    """Delete these documents' chunks from the store and the lexical index; returns the ids
+    that were indexed (an unknown id is ignored). A file the UI uploaded is deleted with them:
+    storage/uploads holds only what is indexed. The docstore is written last, so a run killed
+    half way is completed by the next ingest or remove."""
+    with writer_lock(settings):
+        docstore_path = settings.docstore_dir / DOCSTORE_FILE
+        docstore = _load_docstore(docstore_path)
+        sources = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE)
+        store = vector_store(settings)
+        known = [doc_id for doc_id in doc_ids if docstore.get_document_hash(doc_id) is not None]
+        uploads = (settings.storage_dir / "uploads").resolve()
+        for doc_id in known:
+            source = Path(sources.files.get(doc_id, ""))
+            _drop(doc_id, store, docstore, sources)
+            if source.parent == uploads:
+                source.unlink(missing_ok=True)
+        if known:
+            sources.save()
+            _save_docstore(docstore, docstore_path)
+            rebuild_bm25(settings, store_version(docstore))
+        return known
+
+
+@dataclass
+class IndexedDocument:
+    doc: str
+    chunks: int
+    indexed: str  # UTC, ISO 8601; "" for a document indexed before times were kept
+    source: str  # the file it was read from
+
+
+def indexed_documents(settings: Settings) -> list[IndexedDocument]:
+    """The documents in the store, by id, with their chunk counts."""
+    chunks = Counter(meta["doc"] for meta in collection(settings).get(include=["metadatas"])["metadatas"])
+    sources = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE)
+    return [IndexedDocument(doc, count, sources.indexed.get(doc, ""), sources.files.get(doc, ""))
+            for doc, count in sorted(chunks.items())]
 
 
 def store_version(docstore: SimpleDocumentStore) -> str:
@@ -210,10 +253,14 @@ def _prune(
     """Remove the documents (and their chunks) that were not found in this run."""
     gone = set(docstore.get_all_document_hashes().values()) - seen
     for doc_id in gone:
-        pipeline.vector_store.delete(doc_id)
-        docstore.delete_document(doc_id, raise_error=False)  # also drops its hash
-        sources.forget(doc_id)
+        _drop(doc_id, pipeline.vector_store, docstore, sources)
     return len(gone)
+
+
+def _drop(doc_id: str, store: BasePydanticVectorStore, docstore: SimpleDocumentStore, sources: SourceRegistry) -> None:
+    store.delete(doc_id)
+    docstore.delete_document(doc_id, raise_error=False)  # also drops its hash
+    sources.forget(doc_id)
 
 
 def _write_report(report: IngestReport, settings: Settings) -> None:

@@ -15,6 +15,7 @@ the file behind each id, so:
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,10 +41,12 @@ def discover(paths: list[Path]) -> list[tuple[Path, str]]:
 
 @dataclass
 class SourceRegistry:
-    """doc id -> absolute path of the file it was ingested from."""
+    """doc id -> absolute path of the file it was ingested from, and when that file's current
+    version was indexed."""
 
     path: Path
     files: dict[str, str] = field(default_factory=dict)
+    indexed: dict[str, str] = field(default_factory=dict)  # doc id -> UTC time, ISO 8601
     _claimed: set[str] = field(default_factory=set)  # ids given out in this run
 
     @classmethod
@@ -51,9 +54,15 @@ class SourceRegistry:
         if not path.is_file():
             return cls(path)
         try:
-            return cls(path, json.loads(path.read_text(encoding="utf-8")))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, OSError) as error:
             raise RuntimeError(f"the source registry {path} is unreadable ({error}): run `ragqa ingest --reset`") from error
+        if set(data) == {"files", "indexed"} and all(isinstance(v, dict) for v in data.values()):
+            return cls(path, data["files"], data["indexed"])
+        return cls(path, data)  # the first layout: files only
+
+    def stamp(self, doc_id: str) -> None:
+        self.indexed[doc_id] = datetime.now(timezone.utc).isoformat(timespec="seconds")
 
     def assign(self, file: Path, natural: str) -> str:
         """The id of `file`: its recorded one, else `natural`, lengthened until no other file
@@ -81,6 +90,7 @@ class SourceRegistry:
 
     def forget(self, doc_id: str) -> None:
         self.files.pop(doc_id, None)
+        self.indexed.pop(doc_id, None)
 
     def save(self) -> None:
-        write_text_atomically(self.path, json.dumps(self.files, ensure_ascii=False, indent=1))
+        write_text_atomically(self.path, json.dumps({"files": self.files, "indexed": self.indexed}, ensure_ascii=False, indent=1))

@@ -17,7 +17,8 @@ from typing import Any
 
 from llama_index.core.llms import LLM
 from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.vector_stores.utils import metadata_dict_to_node
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.context import ContextBuilder
@@ -70,6 +71,7 @@ def source_entry(ref: int, node: NodeWithScore) -> dict[str, Any]:
         "chunk_id": node.node.node_id,
         "doc": meta.get("doc"),
         "page": meta.get("page"),
+        "page_end": meta.get("page_end"),  # a chunk may run over pages
         "slide": meta.get("slide"),
         "section": meta.get("section"),
         "text": node.node.get_content(metadata_mode=MetadataMode.NONE),
@@ -108,10 +110,12 @@ class RagPipeline:
         docs: list[str] | None = None,
         where: dict[str, str] | None = None,
         history: Sequence[tuple[str, str]] = (),
+        threshold: float | None = None,
     ) -> Answer:
         """Answer from all documents, or only from `docs` (document ids as ingested) and from
         documents whose header fields equal `where`'s values. With the chat's earlier
-        (question, answer) turns in `history`, the question is first rewritten to stand alone."""
+        (question, answer) turns in `history`, the question is first rewritten to stand alone.
+        `threshold` overrides the references' support threshold for this answer."""
         cfg = self.settings
         check_question(question)
         if docs or where:
@@ -163,12 +167,35 @@ class RagPipeline:
             return refused("model")
 
         sources = [source_entry(i + 1, node) for i, node in enumerate(top)]
-        segments = self._match(text, top, sources)
+        segments = self._match(text, top, sources, threshold)
         lap("match")
         if not any(segment["supported"] for segment in segments):
             # Not one sentence is backed by a source: a hallucination, not an answer.
             return refused("references", segments, sources)
         return Answer(asked, text, True, segments, sources, timings, **kinds)
+
+    def rematch(self, answer: Answer, threshold: float) -> Answer:
+        """`answer` with its references found again at another support threshold: only the
+        matcher runs. A refusal by retrieval or by the model has nothing to match."""
+        if answer.refused_by not in (None, "references") or not answer.segments:
+            return answer
+        clock = time.perf_counter()
+        draft = " ".join(segment["text"] for segment in answer.segments)
+        segments = self._match(draft, self._stored(answer.sources), answer.sources, threshold)
+        timings = answer.timings_ms | {"match": round((time.perf_counter() - clock) * 1000, 1)}
+        common = {"sources": answer.sources, "timings_ms": timings, "scorer": answer.scorer, "reranker": answer.reranker,
+                  "standalone_question": answer.standalone_question, "translated_question": answer.translated_question}
+        if not any(segment["supported"] for segment in segments):
+            return Answer(answer.question, self.settings.refusal, False, segments, refused_by="references", **common)
+        return Answer(answer.question, draft if answer.refused_by else answer.answer, True, segments, **common)
+
+    def _stored(self, sources: list[dict[str, Any]]) -> list[NodeWithScore]:
+        """The cited chunks as the store holds them (with their header, as the matcher reads
+        them); a chunk deleted since keeps the text the answer showed."""
+        got = self.collection.get(ids=[s["chunk_id"] for s in sources], include=["documents", "metadatas"])
+        stored = {i: metadata_dict_to_node(m, text=t) for i, m, t in zip(got["ids"], got["metadatas"], got["documents"])}
+        return [NodeWithScore(node=stored.get(s["chunk_id"]) or TextNode(text=s["text"], metadata={"doc": s["doc"]}),
+                              score=s["score"]) for s in sources]
 
     def _relevance(self, question: str, top: list[NodeWithScore]) -> float:
         """The refusal gate's measure: the best calibrated e5 relevance among the kept chunks. The
@@ -249,7 +276,7 @@ class RagPipeline:
                     on_token(chunk.delta or "")
         return "".join(parts).strip()
 
-    def _match(self, text: str, top: list[NodeWithScore], sources: list[dict]) -> list[dict[str, Any]]:
+    def _match(self, text: str, top: list[NodeWithScore], sources: list[dict], threshold: float | None = None) -> list[dict[str, Any]]:
         cfg = self.settings.references
         sentences = split_sentences(text)
         chunks = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
@@ -259,7 +286,7 @@ class RagPipeline:
         names = re.compile("|".join(re.escape(str(n.node.metadata["doc"])) for n in top if n.node.metadata.get("doc")) or "(?!)")
         segments = match_references(
             [names.sub("", _MARKER.sub("", s)) for s in sentences], chunks, self.support,
-            threshold=cfg.threshold, max_span=cfg.max_span, margin=cfg.margin,
+            threshold=cfg.threshold if threshold is None else threshold, max_span=cfg.max_span, margin=cfg.margin,
             context_bonus=cfg.context_bonus,
         )
         return [
@@ -268,7 +295,7 @@ class RagPipeline:
                 "sentences": seg.sentences,
                 "supported": seg.supported,
                 "references": [
-                    {key: sources[ref.chunk][key] for key in ("ref", "chunk_id", "doc", "page", "slide", "section")}
+                    {key: sources[ref.chunk][key] for key in ("ref", "chunk_id", "doc", "page", "page_end", "slide", "section")}
                     | {"score": round(ref.score, 4)}
                     for ref in seg.references
                 ],

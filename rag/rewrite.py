@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass
 
 from llama_index.core.llms import LLM
@@ -23,6 +24,7 @@ from llama_index.core.llms import LLM
 from rag.scoring import hangul_script
 
 _LABEL = re.compile(r"^(standalone question|question|translation|korean|english)\s*:\s*", re.I)
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 def script_language(text: str) -> str:
@@ -57,13 +59,34 @@ class QuestionRewriter:
         if not turns:
             return question
         conversation = "\n".join(f"User: {q}\nAssistant: {a}" for q, a in turns)
-        reply = self.llm.complete(self.condense_prompt.format(history=conversation, question=question)).text
-        return first_line(reply) or question
+        return _one_line(self.llm, self.condense_prompt.format(history=conversation, question=question)) or question
 
     def translate(self, question: str, language: str) -> str | None:
         """The question in `language`; None when the model did not write it in that language's
-        script (a 1.5B model sometimes echoes the question or the instructions)."""
-        reply = first_line(self.llm.complete(self.translate_prompt.format(question=question, language=language)).text)
-        if not reply or script_language(reply) != language:
+        script (a 1.5B model sometimes echoes the question or the instructions), or answered
+        the question instead of translating it (no question mark where the question has one)."""
+        reply = _one_line(self.llm, self.translate_prompt.format(question=question, language=language))
+        if not reply or not written_in(reply, language):
+            return None
+        if question.rstrip().endswith("?") and not reply.rstrip().endswith("?"):
             return None
         return reply
+
+
+def written_in(text: str, language: str) -> bool:
+    """Korean: any Hangul (a Korean sentence about `/etc/kbd/config` may hold more Latin letters
+    than syllables); English: mostly Latin letters."""
+    return bool(_HANGUL.search(text)) if language == "Korean" else script_language(text) == language
+
+
+def _one_line(llm: LLM, prompt: str) -> str:
+    """The reply's first line, decoding stopped at its end (the small model goes on with another
+    example when let)."""
+    reply = ""
+    with closing(llm.stream_complete(prompt)) as stream:
+        for chunk in stream:
+            head, newline, _ = (chunk.delta or "").partition("\n")
+            reply += head if newline else chunk.delta or ""
+            if newline and reply.strip():
+                break
+    return first_line(reply)

@@ -132,6 +132,25 @@ class ScoringSettings(BaseModel):
     verifier_concurrency: int = Field(8, description="Verifier requests in flight (support = llm).")
 
 
+class UISettings(BaseModel):
+    host: str = Field("127.0.0.1", description="Address `ragqa serve` binds; 0.0.0.0 shares it on the network.")
+    port: int = Field(7860, description="Port of `ragqa serve`.")
+    users: list[str] = Field(
+        default_factory=list,
+        description="USER:HASH entries (`ragqa hash-password`); any: a login is required. Env: RAGQA_UI__USERS as JSON.",
+    )
+    concurrency: int = Field(
+        4, ge=1, description="Answers written at once with a server LLM backend; the embedded model writes one."
+    )
+
+    def user_hashes(self) -> dict[str, str]:
+        pairs = [entry.split(":", 1) for entry in self.users]
+        bad = [entry for entry, pair in zip(self.users, pairs) if len(pair) != 2 or not all(pair)]
+        if bad:
+            raise ValueError(f"ui.users entries are USER:HASH (from `ragqa hash-password`), not {bad[0]!r}")
+        return dict(pairs)
+
+
 class ReferenceSettings(BaseModel):
     threshold: float = Field(0.5, description="Calibrated score under which a segment is unsupported.")
     max_span: int = Field(3, description="Most sentences one segment may join.")
@@ -180,7 +199,7 @@ class Settings(BaseSettings):
     translate_questions: bool = Field(
         True, description="Translate a question into the corpus's language (Korean/English) before retrieval when they differ."
     )
-    translate_prompt_file: Path = Field(Path("prompts/translate.txt"), description="The translation prompt.")
+    translate_prompt_file: Path = Field(Path("prompts/translate.txt"), description="Translates a question.")
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
@@ -191,6 +210,7 @@ class Settings(BaseSettings):
     context: ContextSettings = Field(default_factory=ContextSettings)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     references: ReferenceSettings = Field(default_factory=ReferenceSettings)
+    ui: UISettings = Field(default_factory=UISettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
 

@@ -38,7 +38,8 @@ class ScriptedLLM(CustomLLM):
 
     @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs):
-        raise NotImplementedError
+        reply = self.complete(prompt).text
+        yield CompletionResponse(text=reply, delta=reply)
 
 
 def free_port() -> int:

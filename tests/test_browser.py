@@ -4,16 +4,21 @@ models. Each step leaves a screenshot in storage/test-artifacts/browser/."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from conftest import BATTERY_Q, FIXTURES, UNRELATED_Q, fresh_settings, free_port
+from documents import crash_report_pdf
 
 from rag.settings import REPO_ROOT
 
@@ -27,6 +32,7 @@ HOSTILE = ('# Release notes\n\nKnown issue: <img src=x onerror=alert(document.do
            '<script>document.title="pwned"</script> appear in the export of the crash database.\n')
 FINAL = ("refs:", "unsupported", "Cannot answer", "I cannot answer")
 WAIT_MS = 180_000
+RAGQA = str(Path(sys.executable).parent / "ragqa")  # the installed command: `eval` is registered by app/cli.py's entry
 
 
 @pytest.fixture(scope="module")
@@ -39,29 +45,41 @@ def server(base_settings, tmp_path_factory):
     for name in ("battery.md", "cafeteria.md"):
         shutil.copy(FIXTURES / name, docs / name)
     (docs / "release-notes.md").write_text(HOSTILE, encoding="utf-8")
+    crash_report_pdf(docs / "handbook.pdf")
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("ui-storage"))
-    assert ingest([docs], settings, progress=False).indexed == 3
-    port = free_port()
+    assert ingest([docs], settings, progress=False).indexed == 4
     env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
-    log = (tmp_path_factory.mktemp("ui-log") / "serve.log").open("w")
+    # A real evaluation run for the Reports tab (retrieval only: no generation).
+    subprocess.run([RAGQA, "eval", "retrieval", "--qa", str(FIXTURES / "qa.jsonl")], env=env, check=True, capture_output=True)
+    with serving(env, tmp_path_factory.mktemp("ui-log") / "serve.log") as served:
+        yield served | {"settings": settings, "env": env}
+
+
+@contextmanager
+def serving(env: dict[str, str], log_path: Path) -> Iterator[dict]:
+    """`ragqa serve` on a free loopback port, until the block ends."""
+    port = free_port()
+    log = log_path.open("w")
     process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
                                env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 180
-    while True:
-        assert process.poll() is None, Path(log.name).read_text()
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, "ragqa serve did not answer within 180 s"
-        time.sleep(0.5)
-    yield {"url": url, "process": process, "settings": settings, "log": Path(log.name)}
-    process.terminate()
-    process.wait(30)
-    log.close()
+    try:
+        while True:
+            assert process.poll() is None, log_path.read_text()
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "ragqa serve did not answer within 180 s"
+            time.sleep(0.5)
+        yield {"url": url, "process": process, "log": log_path}
+    finally:
+        process.terminate()
+        process.wait(30)
+        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +181,7 @@ def test_upload_is_listed_and_answerable(page, server, tmp_path):
     note.write_text("# Wind tunnel\n\nThe climatic wind tunnel is booked for the Model K on Thursdays.",
                     encoding="utf-8")
     page.get_by_role("tab", name="Documents").click()
-    page.locator('input[type="file"]').set_input_files(str(note))
+    page.locator('#upload input[type="file"]').set_input_files(str(note))
     page.get_by_role("button", name="Add to the index").click()
     page.locator("#ingest-report").get_by_text("1 file: 1 indexed").wait_for(timeout=WAIT_MS)
     shot(page, "05-uploaded")
@@ -214,3 +232,131 @@ def test_reload_while_streaming_then_ask_again(page, server):
     shot(page, "09-after-reload")
     assert "61" in texts[-1] and "refs:" in texts[-1]
     assert server["process"].poll() is None
+
+
+def test_a_chip_shows_the_evidence_and_the_cited_page(page):
+    texts = ask(page, "What do curtain airbags protect in a side impact?")
+    assert "refs:" in texts[-1], texts[-1]
+    chips = page.locator("#chips label")
+    chips.first.wait_for()
+    labels = chips.all_inner_texts()
+    assert any("handbook.pdf" in label for label in labels), labels
+    chips.filter(has_text="handbook.pdf").first.click()
+    view = page.locator("#evidence")
+    view.get_by_text("sentences backing the segment").wait_for(timeout=30_000)
+    assert "handbook.pdf, pp. 1-3" in view.inner_text() and view.locator("mark").count() >= 2
+    assert "Page 3" in view.inner_text()  # the page that holds the curtain airbag sentence
+    image = page.locator("#page-image img")
+    image.wait_for()
+    assert page.evaluate("img => img.naturalWidth", image.element_handle()) > 500
+    shot(page, "10-evidence")
+
+
+def _set_threshold(page, value: float) -> None:
+    number = page.locator("#threshold input[type=number]")
+    if not number.is_visible():
+        page.get_by_text("Filters", exact=True).click()
+    number.fill(str(value))
+    number.press("Enter")
+
+
+def test_a_new_threshold_rechecks_the_marks(page):
+    texts = ask(page, BATTERY_Q)
+    assert "refs: [1]" in texts[-1]
+    _set_threshold(page, 0.95)
+    last = page.locator('[data-testid="bot"]').first
+    page.wait_for_function("() => document.body.innerText.includes('Refused: no sentence')", timeout=60_000)
+    shot(page, "11-threshold-strict")
+    assert "unsupported" in replies(page)[0] and "refs:" not in replies(page)[0]
+    _set_threshold(page, 0.5)
+    page.wait_for_function("() => !document.body.innerText.includes('Refused: no sentence')", timeout=60_000)
+    assert "refs: [1]" in replies(page)[0], last.inner_text()
+
+
+def test_feedback_is_saved_and_exported(page, server, tmp_path):
+    ask(page, BATTERY_Q)
+    page.get_by_placeholder("Optional comment on the latest answer").fill("Right figure, right source.")
+    page.locator("#thumbs-up").click()
+    page.locator("#feedback-status").get_by_text("feedback (helpful) saved").wait_for(timeout=30_000)
+    shot(page, "12-feedback")
+    out = tmp_path / "rated.jsonl"
+    subprocess.run([RAGQA, "feedback", "export", str(out)], env=server["env"], check=True)
+    [item] = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert item["question"] == BATTERY_Q and "61" in item["answer"]
+    assert item["feedback"]["comment"] == "Right figure, right source." and item["evidence"][0]["doc"] == "battery.md"
+
+
+def test_documents_are_listed_and_deleted(page, tmp_path):
+    note = tmp_path / "paint-shop.md"
+    note.write_text("# Paint shop\n\nThe paint shop PS-3 cures panels at 140 degrees Celsius.", encoding="utf-8")
+    page.get_by_role("tab", name="Documents").click()
+    page.locator('#upload input[type="file"]').set_input_files(str(note))
+    page.get_by_role("button", name="Add to the index").click()
+    table = page.locator("#documents")
+    table.get_by_text("paint-shop.md").wait_for(timeout=WAIT_MS)
+    assert "battery.md" in table.inner_text()
+    shot(page, "13-documents")
+    page.get_by_role("tab", name="Ask").click()
+    assert "140" in ask(page, "At what temperature does the paint shop PS-3 cure panels?")[-1]
+
+    page.get_by_role("tab", name="Documents").click()
+    page.get_by_label("Documents to delete").click()
+    page.get_by_role("option", name="paint-shop.md").click()
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="Delete from the index").click()
+    page.locator("#ingest-report").get_by_text("Deleted 1").wait_for(timeout=60_000)
+    assert "paint-shop.md" not in table.inner_text()
+    shot(page, "14-deleted")
+    page.get_by_role("tab", name="Ask").click()
+    ask(page, "At what temperature does the paint shop PS-3 cure panels?")
+    assert "paint-shop.md" not in sources(page)
+
+
+def test_a_report_opens_with_its_plots(page):
+    page.get_by_role("tab", name="Reports").click()
+    page.get_by_label("Run", exact=True).click()
+    page.get_by_role("option", name=re.compile("retrieval")).first.click()
+    page.locator("#report").get_by_text("MAP", exact=False).first.wait_for(timeout=30_000)
+    assert page.locator("#plots img").count() >= 1
+    shot(page, "15-report")
+
+
+def test_two_users_at_once_see_only_their_own_chats(browser, server):
+    pages = [browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in range(2)]
+    for page in pages:
+        page.goto(server["url"])
+        page.locator("#question textarea").wait_for()
+    questions = [BATTERY_Q, "What does the staff cafeteria serve on Fridays?"]
+    for page, question in zip(pages, questions):
+        page.locator("#question textarea").fill(question)
+    for page in pages:
+        page.locator("#question textarea").press("Enter")
+    # The second waits its turn on the one embedded model, and is told where it stands.
+    pages[1].wait_for_function("() => /queue: \\d+\\/\\d+/.test(document.body.innerText)", timeout=30_000)
+    shot(pages[1], "16-queued")
+    for page in pages:
+        page.wait_for_function("() => document.body.innerText.includes('refs:')", timeout=WAIT_MS)
+    first, second = (p.locator('[data-testid="user"]').all_inner_texts() for p in pages)
+    assert first == [questions[0]] and second == [questions[1]]
+    assert "61" in replies(pages[0])[0] and "vegetarian" in replies(pages[1])[0].lower()
+    for page in pages:
+        page.context.close()
+
+
+def test_login_when_users_are_configured(browser, server, tmp_path):
+    from app.auth import hash_password
+
+    users = json.dumps([f"alice:{hash_password('tunnel-7', iterations=1000)}"])
+    with serving(server["env"] | {"RAGQA_UI__USERS": users}, tmp_path / "serve.log") as served:
+        page = browser.new_page()
+        page.goto(served["url"])
+        page.get_by_label("username").fill("alice")
+        page.get_by_label("password").fill("wrong")
+        page.get_by_role("button", name="Login").click()
+        page.get_by_text("Incorrect", exact=False).wait_for(timeout=30_000)
+        page.get_by_label("username").fill("alice")
+        page.get_by_label("password").fill("tunnel-7")
+        page.get_by_role("button", name="Login").click()
+        page.locator("#question textarea").wait_for(timeout=60_000)
+        shot(page, "17-logged-in")
+        page.close()

@@ -22,6 +22,14 @@ def test_a_translation_in_the_wrong_script_or_an_echo_is_not_used():
     assert rewriter("Korean: 펌프 P-20은 몇 시간 작동했나요?").translate("How long did P-20 run?", "Korean") == "펌프 P-20은 몇 시간 작동했나요?"
     assert rewriter("How long did P-20 run?").translate("How long did P-20 run?", "Korean") is None  # echoed
     assert rewriter("").translate("How long did P-20 run?", "Korean") is None
+    # An answer instead of a translation: a question comes back as a question.
+    assert rewriter("To clean the /var partition, use apt-get clean.").translate("/var 파티션은 어떻게 정리하나요?", "English") is None
+    # A Korean question about a file may hold more Latin letters than syllables.
+    assert rewriter("/etc/kbd/config 파일은 무엇인가요?").translate("What is /etc/kbd/config?", "Korean") == \
+        "/etc/kbd/config 파일은 무엇인가요?"
+    # Only the first line: the model may go on with another example.
+    assert rewriter("펌프 P-20은 몇 시간 작동했나요?\nQuestion: and P-30?").translate("How long did P-20 run?", "Korean") == \
+        "펌프 P-20은 몇 시간 작동했나요?"
 
 
 def test_a_follow_up_is_rewritten_only_with_history():

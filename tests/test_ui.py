@@ -89,24 +89,25 @@ def test_filters_reach_the_pipeline(pipeline):
 @pytest.mark.parametrize("where", [None, "", "   ", " ; "])
 def test_respond_takes_what_a_browser_sends(pipeline, where):
     respond = chat_handler(pipeline)
-    *_, (reply, sources) = respond(BATTERY_Q, [], None, where)
+    *_, (reply, sources, answer) = respond(BATTERY_Q, [], None, where)
     assert isinstance(reply, list) and "refs: [" in reply[0].content and "battery.md" in sources
-    assert list(respond("   ", [], None, where)) == [("Please type a question.", "")]
-    assert list(respond(None, [], None, where)) == [("Please type a question.", "")]
+    assert answer["answerable"] and answer["sources"][0]["doc"] == "battery.md"  # kept for this session's panels
+    assert list(respond("   ", [], None, where)) == [("Please type a question.", "", None)]
+    assert list(respond(None, [], None, where)) == [("Please type a question.", "", None)]
 
 
 def test_respond_explains_bad_filters(pipeline):
     respond = chat_handler(pipeline)
-    [(reply, _)] = list(respond(BATTERY_Q, [], None, "Region"))
+    [(reply, _, _)] = list(respond(BATTERY_Q, [], None, "Region"))
     assert "not FIELD=VALUE" in reply
-    [(reply, _)] = list(respond(BATTERY_Q, [], ["nothing.md"], ""))
+    [(reply, _, _)] = list(respond(BATTERY_Q, [], ["nothing.md"], ""))
     assert "no indexed document has the id 'nothing.md'" in reply
 
 
 def test_each_answer_keeps_its_own_sources(pipeline):
     respond = chat_handler(pipeline)
-    *_, (first, _) = respond(BATTERY_Q, [], None, "")
-    *_, (second, _) = respond("What does the cafeteria serve on Fridays?", [], None, "")
+    *_, (first, _, _) = respond(BATTERY_Q, [], None, "")
+    *_, (second, _, _) = respond("What does the cafeteria serve on Fridays?", [], None, "")
     assert [m.metadata.get("title") for m in first] == [None, "Sources"]
     assert "[1] battery.md" in first[1].content and "[1] cafeteria.md" in second[1].content
 
@@ -139,7 +140,9 @@ def test_page_load_lists_documents_indexed_since_start(base_settings, tmp_path):
     second = tmp_path / "second.md"
     second.write_text("# Second\n\nThe second note.", encoding="utf-8")
     index_uploads(settings, [str(second)])  # after the UI was built
-    assert load.fn()["choices"] == ["first.md", "second.md"]
+    rows, delete_choice, ask_choice = load.fn()
+    assert ask_choice["choices"] == delete_choice["choices"] == ["first.md", "second.md"]
+    assert [row[:2] for row in rows] == [["first.md", 1], ["second.md", 1]]
 
 
 def test_one_decode_at_a_time_and_abandoned_answers_stop(pipeline):

@@ -1,0 +1,166 @@
+"""The UI's parts without a browser: documents listed and deleted, the evidence view (marked
+words, the PDF page rendered with the chunk boxed), feedback kept and exported as QA items,
+login hashes, report folders, the matcher re-run at another threshold."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import BATTERY_Q, fresh_settings
+from documents import crash_report_pdf
+
+from app.auth import check_password, hash_password
+from app.evidence import evidence, highlight
+from app.feedback import FeedbackLog, export
+from evaluation.gold import load_qa
+from ingestion.pipeline import indexed_documents, ingest, remove
+from rag.retrieval import bm25_retriever
+from rag.store import collection
+
+
+def test_documents_are_listed_and_deleted_from_both_channels(base_settings, tmp_path):
+    from llama_index.core.schema import QueryBundle
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nThe wind tunnel WT-7 is booked on Thursdays.", encoding="utf-8")
+    (folder / "b.md").write_text("# B\n\nThe crash sled CS-2 is serviced in May.\n\n## More\n\nIt has two rails.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage", chunking={"chunk_size": 64, "chunk_overlap": 0})
+    ingest([folder], settings, progress=False)
+    listed = {d.doc: d for d in indexed_documents(settings)}
+    assert set(listed) == {"a.md", "b.md"} and listed["b.md"].chunks == 2 and listed["a.md"].indexed.startswith("20")
+    assert [n.node.metadata["doc"] for n in bm25_retriever(settings).retrieve(QueryBundle("WT-7"))][:1] == ["a.md"]
+
+    assert remove(["a.md", "nothing.md"], settings) == ["a.md"]
+    assert [d.doc for d in indexed_documents(settings)] == ["b.md"]
+    assert {m["doc"] for m in collection(settings).get()["metadatas"]} == {"b.md"}
+    assert "a.md" not in {n.node.metadata["doc"] for n in bm25_retriever(settings).retrieve(QueryBundle("WT-7 wind tunnel"))}
+    assert (folder / "a.md").exists()  # a file indexed from elsewhere is not the UI's to delete
+    # Ingesting the folder again brings it back: the docstore forgot it too.
+    assert ingest([folder], settings, progress=False).indexed == 1
+
+
+def test_a_deleted_upload_leaves_storage(base_settings, tmp_path):
+    from app.ui import index_uploads
+
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    note = tmp_path / "note.md"
+    note.write_text("# Note\n\nThe lab opens at eight.", encoding="utf-8")
+    index_uploads(settings, [str(note)])
+    assert (settings.storage_dir / "uploads" / "note.md").exists()
+    remove(["note.md"], settings)
+    assert not (settings.storage_dir / "uploads" / "note.md").exists() and indexed_documents(settings) == []
+
+
+def test_uploads_of_the_wrong_type_or_size_are_not_copied(base_settings, tmp_path):
+    from app.ui import index_uploads
+
+    settings = fresh_settings(base_settings, tmp_path / "storage", ingest={"max_file_mb": 0.001})
+    big, odd = tmp_path / "big.md", tmp_path / "tool.exe"
+    big.write_text("# Big\n\n" + "word " * 400, encoding="utf-8")
+    odd.write_bytes(b"MZ\x90")
+    message = index_uploads(settings, [str(big), str(odd)])
+    assert message.startswith("Nothing was indexed.")
+    assert "**big.md**: 0.0 MB is over the limit" in message and "**tool.exe**: unsupported file type '.exe'" in message
+    assert not any((settings.storage_dir / "uploads").iterdir())
+
+
+def test_highlight_marks_shared_words_and_escapes_everything():
+    shown = highlight("HIC15 was 412 <img src=x onerror=alert(1)> for the driver.", "The driver reached a HIC15 of 412.")
+    assert "<mark>HIC15</mark>" in shown and "<mark>412</mark>" in shown and "<mark>driver</mark>" in shown
+    assert "<mark>the</mark>" not in shown and "<img" not in shown and "&lt;img" in shown
+
+
+def test_evidence_shows_the_cited_pdf_page_with_the_chunk_boxed(base_settings, tmp_path):
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    pdf = crash_report_pdf(tmp_path / "handbook.pdf")
+    ingest([pdf], settings, progress=False)
+    text = next(t for t in collection(settings).get()["documents"] if "Curtain airbags" in t)
+    source = {"ref": 1, "doc": "handbook.pdf", "page": 1, "page_end": 3, "slide": None, "section": "2.1 Side airbags",
+              "text": text, "score": 0.9}  # the whole handbook is one chunk
+    view = evidence(settings, source, "Curtain airbags protect the head in a side impact.")
+    assert "handbook.pdf, pp. 1-3" in view.html and "<mark>Curtain</mark>" in view.html
+    assert view.page == 3 and view.image is not None and view.image.width > 500  # the page of the backing sentence
+    assert _pixels(view.image, ORANGE) > 100, "no box around the backing sentence"
+    assert _pixels(view.image, GREY) > 100, "no box around the chunk's other lines"
+    belts = evidence(settings, source, "Load limiters cap the belt force at about 4 kN.")
+    assert belts.page == 2 and _pixels(belts.image, ORANGE) > 100
+    # A segment sharing no word with the chunk (another language): the first page, nothing in orange.
+    korean = evidence(settings, source, "커튼 에어백은 머리를 보호합니다.")
+    assert korean.page == 1 and _pixels(korean.image, ORANGE) == 0
+    # A document id that is not indexed shows the text alone: files come only from the registry.
+    assert evidence(settings, source | {"doc": "../../etc/passwd"}, "x").image is None
+
+
+ORANGE, GREY = (220, 120, 0), (150, 150, 150)
+
+
+def _pixels(image, colour) -> int:
+    return sum(1 for pixel in image.getdata() if pixel == colour)
+
+
+def test_feedback_is_kept_and_exported_as_qa_items(base_settings, tmp_path, pipeline):
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    log = FeedbackLog.of(settings)
+    good = pipeline.answer(BATTERY_Q).to_dict()
+    refused = pipeline.answer("Who won the 1998 football world cup?").to_dict()
+    assert good["answerable"] and not refused["answerable"]
+    log.add(good, "down", "first impression", settings)
+    log.add(good, "up", "right cell, right cite", settings, user="alice")  # the last rating counts
+    log.add(refused, "up", "", settings)
+    assert len(log.records()) == 3 and log.records()[1]["config"]["references"]["threshold"] == 0.5
+
+    out = tmp_path / "rated.jsonl"
+    assert export(log, out) == 2
+    items = {item["question"]: item for item in load_qa(out)}
+    rated = items[BATTERY_Q]
+    assert rated["answer"] == good["answer"] and rated["answerable"] is True
+    cited = {r["chunk_id"] for s in good["segments"] if s["supported"] for r in s["references"]}
+    assert {e["chunk_id"] for e in rated["evidence"]} == cited and all(e["doc"] == "battery.md" for e in rated["evidence"])
+    assert rated["feedback"]["comment"] == "right cell, right cite"
+    assert items[refused["question"]]["answerable"] is False
+    assert export(log, out, "down") == 0
+
+
+def test_passwords_are_checked_against_their_hashes():
+    users = {"alice": hash_password("correct horse", iterations=1000)}
+    assert check_password(users, "alice", "correct horse")
+    assert not check_password(users, "alice", "wrong") and not check_password(users, "bob", "correct horse")
+    assert not check_password({"alice": "plain-text"}, "alice", "plain-text")
+
+
+def test_login_entries_must_be_user_and_hash(base_settings, tmp_path):
+    settings = fresh_settings(base_settings, tmp_path / "storage", ui={"users": ["alice"]})
+    with pytest.raises(ValueError, match="USER:HASH"):
+        settings.ui.user_hashes()
+
+
+def test_report_folders_are_listed_and_only_they_are_read(base_settings, tmp_path):
+    from app.reports import run_folders, show_run
+
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    run = settings.reports_dir / "20261130-120000-answers"
+    run.mkdir(parents=True)
+    (run / "report.md").write_text("# Answers\n\nright 0.8\n\n![plot.png](plot.png)\n", encoding="utf-8")
+    from PIL import Image
+
+    Image.new("RGB", (40, 30), "white").save(run / "plot.png")
+    (settings.reports_dir / "notes").mkdir()  # no report.md: not a run
+    assert run_folders(settings) == ["20261130-120000-answers"]
+    text, plots = show_run(settings, "20261130-120000-answers")
+    assert text.startswith("# Answers") and "![" not in text and [(im.size, name) for im, name in plots] == [((40, 30), "plot.png")]
+    assert show_run(settings, "../../..")[1] == [] and "No run named" in show_run(settings, "../../..")[0]
+
+
+def test_a_new_threshold_rechecks_the_same_answer_without_the_model(pipeline, monkeypatch):
+    from rag.pipeline import Answer
+
+    answer = pipeline.answer(BATTERY_Q)
+    assert answer.answerable and any(s["supported"] for s in answer.segments)
+    monkeypatch.setattr(type(pipeline.llm), "stream_complete", lambda *a, **k: pytest.fail("the model ran again"))
+    strict = pipeline.rematch(answer, 0.999)
+    assert not strict.answerable and strict.refused_by == "references"
+    assert not any(s["supported"] for s in strict.segments) and strict.sources == answer.sources
+    again = pipeline.rematch(Answer(**json.loads(json.dumps(strict.to_dict()))), 0.5)
+    assert again.answerable and [s["supported"] for s in again.segments] == [s["supported"] for s in answer.segments]
