@@ -54,6 +54,8 @@ def answer_stream(
     where: dict[str, str] | None = None,
     history: list[tuple[str, str]] | None = None,
     threshold: float | None = None,
+    top_n: int | None = None,
+    top_k: int | None = None,
 ) -> Iterator[str | Answer]:
     """Yield the growing answer text while the LLM writes it, then the finished Answer. When
     the reader stops (page reloaded, chat stopped: the generator is closed or dropped), the
@@ -70,7 +72,7 @@ def answer_stream(
     def work() -> None:
         try:
             result["answer"] = pipeline.answer(question, on_token=on_token, docs=docs, where=where,
-                                               history=history or [], threshold=threshold)
+                                               history=history or [], threshold=threshold, top_n=top_n, top_k=top_k)
         except AnswerAbandoned:
             pass
         except Exception as error:  # shown to the user instead of a silent spinner
@@ -227,11 +229,12 @@ def turns(history: list) -> list[tuple[str, str]]:
 
 
 def chat_handler(pipeline: RagPipeline):
-    """The Ask tab's handler: (message, history, documents, header filters, threshold) ->
-    (chat, sources, the finished answer for this session's panels)."""
+    """The Ask tab's handler: (message, history, documents, header filters, threshold, chunks
+    retrieved, chunks kept) -> (chat, sources, the finished answer for this session's panels)."""
 
     def respond(
         message: str | None, history: list, docs: list[str] | None, where: str | None, threshold: float | None = None,
+        top_n: float | None = None, top_k: float | None = None,
     ) -> Iterator[tuple[str | list, str, dict | None]]:
         """Whatever the browser sends: None for an untouched box, blanks, malformed filters."""
         message = (message or "").strip()
@@ -240,7 +243,8 @@ def chat_handler(pipeline: RagPipeline):
             return
         try:
             conditions = parse_where([c for c in (where or "").split(";") if c.strip()])
-            updates = answer_stream(pipeline, message, list(docs or []) or None, conditions, turns(history or []), threshold)
+            updates = answer_stream(pipeline, message, list(docs or []) or None, conditions, turns(history or []), threshold,
+                                    int(top_n) if top_n else None, int(top_k) if top_k else None)
             for update in updates:
                 if isinstance(update, Answer):
                     answer = update.to_dict()
@@ -334,6 +338,10 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                 info="How strongly a source must back a segment; changing it re-checks the latest answer.",
                 render=False, elem_id="threshold",
             )
+            top_n = gr.Slider(5, 100, value=settings.retrieval.top_n, step=5, label="Chunks retrieved (top-n)",
+                              info="Candidates from dense + BM25 before reranking.", render=False)
+            top_k = gr.Slider(1, 10, value=settings.retrieval.top_k, step=1, label="Chunks kept (top-k)",
+                              info="After reranking; the context's token budget still applies.", render=False)
             with gr.Row():
                 with gr.Column(scale=3):
                     chat = gr.ChatInterface(
@@ -343,7 +351,7 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                             show_label=False, submit_btn=True, scale=7,
                         ),
                         additional_outputs=[sources, last],
-                        additional_inputs=[doc_choice, where, threshold],
+                        additional_inputs=[doc_choice, where, threshold, top_n, top_k],
                         additional_inputs_accordion="Filters",
                         title="ragqa",
                         description="Answers from your documents only; each segment shows the "
@@ -397,7 +405,7 @@ def _reports_tab(settings: Settings) -> None:
     other = gr.Dropdown(run_folders(settings), value=None, label="Compare with (optional)", elem_id="run-other")
     refresh = gr.Button("Refresh the list")
     report = gr.Markdown(elem_id="report")
-    plots = gr.Gallery(label="Plots", columns=2, elem_id="plots")
+    plots = gr.Gallery(label="Plots", columns=2, object_fit="contain", height=520, preview=False, elem_id="plots")
     runs.change(lambda r: show_run(settings, r), runs, [report, plots])
     other.change(lambda a, b: compare(settings, a, b) if a and b else show_run(settings, a), [runs, other], [report, plots])
     refresh.click(lambda: (gr.update(choices=run_folders(settings)),) * 2, outputs=[runs, other])

@@ -111,11 +111,14 @@ class RagPipeline:
         where: dict[str, str] | None = None,
         history: Sequence[tuple[str, str]] = (),
         threshold: float | None = None,
+        top_n: int | None = None,
+        top_k: int | None = None,
     ) -> Answer:
         """Answer from all documents, or only from `docs` (document ids as ingested) and from
         documents whose header fields equal `where`'s values. With the chat's earlier
         (question, answer) turns in `history`, the question is first rewritten to stand alone.
-        `threshold` overrides the references' support threshold for this answer."""
+        `threshold`, `top_n` and `top_k` override the references' support threshold, the chunks
+        retrieved and the chunks kept after reranking, for this answer."""
         cfg = self.settings
         check_question(question)
         if docs or where:
@@ -132,7 +135,8 @@ class RagPipeline:
             timings[stage] = round((now - clock) * 1000, 1)
             clock = now
 
-        retriever = self.current_retriever(metadata_filters(docs, where))
+        retriever = self.current_retriever(metadata_filters(docs, where), top_n)
+        reranker = self.reranker if top_k in (None, self.reranker.top_n) else self.reranker.model_copy(update={"top_n": top_k})
         translated = self._translated(question)
         if translated:
             lap("translate")
@@ -143,7 +147,7 @@ class RagPipeline:
         search = translated or question
         reuse_stored_vectors(self.encoder, self.collection, retrieved)
         lap("retrieve")
-        top = self.reranker.postprocess_nodes(retrieved, query_bundle=QueryBundle(search))
+        top = reranker.postprocess_nodes(retrieved, query_bundle=QueryBundle(search))
         lap("rerank")
         kinds = {"scorer": self.support.kind, "reranker": self.reranker.scorer_kind,
                  "standalone_question": question if question != asked else None, "translated_question": translated}
@@ -217,7 +221,7 @@ class RagPipeline:
             return None
         return self.rewriter.translate(question, language)
 
-    def current_retriever(self, filters: MetadataFilters | None = None) -> BaseRetriever:
+    def current_retriever(self, filters: MetadataFilters | None = None, top_n: int | None = None) -> BaseRetriever:
         """Hybrid retrieval over the store as it is now: documents added since the pipeline was
         built (an upload in the UI) rebuilt the BM25 index on disk, which is loaded again."""
         version = bm25_version(self.settings)
@@ -226,9 +230,9 @@ class RagPipeline:
             self.retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
             if isinstance(self.reranker, FeatureRerank):
                 self.reranker.use_lexical(LexicalScores(self.settings))
-        if filters is None:
+        if filters is None and top_n in (None, self.settings.retrieval.top_n):
             return self.retriever
-        return hybrid_retriever(self.settings, self.embedding, self.llm, filters=filters)
+        return hybrid_retriever(self.settings, self.embedding, self.llm, top_n=top_n, filters=filters)
 
     def _prompt(self, question: str, context: str, language: str = "") -> str:
         # What varies comes last: llama.cpp reuses the evaluated prefix of the previous prompt.

@@ -164,3 +164,9 @@ def test_a_new_threshold_rechecks_the_same_answer_without_the_model(pipeline, mo
     assert not any(s["supported"] for s in strict.segments) and strict.sources == answer.sources
     again = pipeline.rematch(Answer(**json.loads(json.dumps(strict.to_dict()))), 0.5)
     assert again.answerable and [s["supported"] for s in again.segments] == [s["supported"] for s in answer.segments]
+
+
+def test_chunks_kept_can_be_set_per_question(pipeline):
+    one = pipeline.answer(BATTERY_Q, top_k=1)
+    assert len(one.sources) == 1 and one.sources[0]["doc"] == "battery.md" and one.answerable
+    assert pipeline.reranker.top_n == pipeline.settings.retrieval.top_k  # the shared stage is untouched

@@ -1,0 +1,127 @@
+"""The UI under load: N simulated staff asking at once through Gradio's own client, against
+`ragqa serve` on 127.0.0.1 with the embedded models.
+
+    .venv/bin/python benchmarks/ui_load.py [--users 4] [--rounds 2] [--store DIR] [--out FILE]
+
+Serves the store (default: a fresh one of data/sample/docs), then each user asks `rounds`
+questions one after another, all users at once. Per answer: queue wait (submitted -> the job
+starts processing), time to the first streamed text and to the finished answer, from the
+client's side. Prints p50/p95 and writes JSON. Bounded: users x rounds answers, nothing more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from rag.settings import load_settings
+
+QUESTIONS = [
+    "What HIC15 did the driver dummy reach in FT-2024-07?",
+    "What B-pillar intrusion did SI-2024-03 measure?",
+    "Which sled test failed?",
+    "When was the side impact retest SI-2024-05 run?",
+    "Which dummies are used in side impact tests?",
+    "Who shares the RO-2024-02 report with the Korean certification office?",
+    "What was decided about the B-pillar patch in October 2024?",
+    "How many tests has the WorldSID dummy done since its last calibration?",
+]
+REPO = Path(__file__).resolve().parents[1]
+CFG = load_settings()
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def serve(storage: Path, port: int) -> subprocess.Popen:
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(storage))
+    process = subprocess.Popen([str(Path(sys.executable).parent / "ragqa"), "serve", "--port", str(port)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2):
+                return process
+        except OSError:
+            time.sleep(1)
+    process.terminate()
+    raise SystemExit("ragqa serve did not start within 300 s")
+
+
+def user(url: str, questions: list[str], rows: list[dict]) -> None:
+    from gradio_client import Client
+
+    client = Client(url, verbose=False)
+    for question in questions:
+        submitted = time.perf_counter()
+        # message, documents, header filters, threshold, top-n, top-k
+        job = client.submit(question, [], "", CFG.references.threshold, CFG.retrieval.top_n, CFG.retrieval.top_k, api_name="/chat")
+        started = first = None
+        while not job.done():
+            status = job.status()
+            now = time.perf_counter()
+            if started is None and status.code.name in ("PROCESSING", "ITERATING"):
+                started = now
+            if first is None and status.code.name == "ITERATING":
+                first = now
+            time.sleep(0.05)
+        job.result()
+        done = time.perf_counter()
+        rows.append({"question": question, "queue_wait_s": round((started or submitted) - submitted, 2),
+                     "first_text_s": round((first or done) - submitted, 2), "answer_s": round(done - submitted, 2)})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--users", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--store", type=Path, help="An ingested storage folder (default: a fresh sample store).")
+    parser.add_argument("--port", type=int, default=7871)
+    parser.add_argument("--out", type=Path, default=REPO / "storage/reports/bench-ui-load.json")
+    args = parser.parse_args()
+
+    storage = args.store
+    if storage is None:
+        storage = Path(tempfile.mkdtemp(prefix="ragqa-ui-load-")) / "storage"
+        env = dict(os.environ, RAGQA_STORAGE_DIR=str(storage))
+        subprocess.run([str(Path(sys.executable).parent / "ragqa"), "ingest", str(REPO / "data/sample/docs")], env=env, check=True)
+    process = serve(storage, args.port)
+    url = f"http://127.0.0.1:{args.port}/"
+    try:
+        rows: list[dict] = []
+        user(url, QUESTIONS[:1], [])  # warm-up: models loaded, prompt prefix cached
+        threads = [threading.Thread(target=user, args=(url, [QUESTIONS[(u * args.rounds + r) % len(QUESTIONS)]
+                                                              for r in range(args.rounds)], rows))
+                   for u in range(args.users)]
+        clock = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.perf_counter() - clock
+    finally:
+        process.terminate()
+        process.wait(30)
+    summary = {"users": args.users, "rounds": args.rounds, "answers": len(rows), "wall_s": round(wall, 1)}
+    for key in ("queue_wait_s", "first_text_s", "answer_s"):
+        values = [row[key] for row in rows]
+        summary[key] = {"p50": round(statistics.median(values), 2), "p95": round(percentile(values, 0.95), 2),
+                        "max": round(max(values), 2)}
+    print(json.dumps(summary, indent=1))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"summary": summary, "answers": rows}, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
