@@ -358,6 +358,7 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                         "sources that support it, and unsupported segments are marked.",
                         analytics_enabled=False,
                         fill_height=True,
+                        api_name="chat",  # the same answers for scripts: gradio_client's submit(..., api_name="/chat")
                     )
                     with gr.Row(elem_id="feedback"):
                         comment = gr.Textbox(placeholder="Optional comment on the latest answer", show_label=False, scale=4)

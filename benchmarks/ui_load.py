@@ -1,12 +1,15 @@
-"""The UI under load: N simulated staff asking at once through Gradio's own client, against
-`ragqa serve` on 127.0.0.1 with the embedded models.
+"""The UI with the embedded models: one person in a real browser, then N simulated staff
+asking at once through Gradio's own client, against `ragqa serve` on 127.0.0.1.
 
     .venv/bin/python benchmarks/ui_load.py [--users 4] [--rounds 2] [--store DIR] [--out FILE]
 
-Serves the store (default: a fresh one of data/sample/docs), then each user asks `rounds`
-questions one after another, all users at once. Per answer: queue wait (submitted -> the job
-starts processing), time to the first streamed text and to the finished answer, from the
-client's side. Prints p50/p95 and writes JSON. Bounded: users x rounds answers, nothing more.
+Serves the store (default: a fresh one of data/sample/docs). In Debian's headless Chromium,
+three questions one after another, each in a fresh chat: time from pressing Enter to the first
+text of the answer on screen and to the finished answer (its reference marks drawn). Then each
+simulated user asks `rounds` questions one after another (each a fresh chat), all users at
+once; per answer: queue wait (submitted -> the job starts processing), time to the first
+streamed text and to the finished answer.
+Prints p50/p95 and writes JSON. Bounded: 3 + users x rounds answers, nothing more.
 """
 
 from __future__ import annotations
@@ -62,8 +65,8 @@ def serve(storage: Path, port: int) -> subprocess.Popen:
 def user(url: str, questions: list[str], rows: list[dict]) -> None:
     from gradio_client import Client
 
-    client = Client(url, verbose=False)
     for question in questions:
+        client = Client(url, verbose=False)  # a fresh chat: no history, so no follow-up rewriting
         submitted = time.perf_counter()
         # message, documents, header filters, threshold, top-n, top-k
         job = client.submit(question, [], "", CFG.references.threshold, CFG.retrieval.top_n, CFG.retrieval.top_k, api_name="/chat")
@@ -80,6 +83,34 @@ def user(url: str, questions: list[str], rows: list[dict]) -> None:
         done = time.perf_counter()
         rows.append({"question": question, "queue_wait_s": round((started or submitted) - submitted, 2),
                      "first_text_s": round((first or done) - submitted, 2), "answer_s": round(done - submitted, 2)})
+
+
+def browser(url: str, questions: list[str]) -> list[dict]:
+    """Each question typed into the page: seconds to the answer's first text and to its end."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium",
+                                              headless=True, args=["--no-sandbox", "--disable-gpu"])
+        page = chromium.new_page()
+        for question in questions:
+            page.goto(url)  # a fresh chat: no history, so no follow-up rewriting
+            page.locator("#question textarea").wait_for()
+            page.locator("#question textarea").fill(question)
+            bot = page.locator('[data-testid="bot"]').first
+            clock = time.perf_counter()
+            page.locator("#question textarea").press("Enter")
+            page.wait_for_function("el => el.innerText.trim().length > 0", arg=bot.element_handle(timeout=300_000),
+                                   timeout=300_000)
+            first = time.perf_counter() - clock
+            page.wait_for_function("el => /refs:|unsupported|Refused|Cannot answer/.test(el.innerText)",
+                                   arg=bot.element_handle(), timeout=300_000)
+            rows.append({"question": question, "first_text_s": round(first, 2), "answer_s": round(time.perf_counter() - clock, 2)})
+        chromium.close()
+    return rows
 
 
 def main() -> None:
@@ -101,6 +132,7 @@ def main() -> None:
     try:
         rows: list[dict] = []
         user(url, QUESTIONS[:1], [])  # warm-up: models loaded, prompt prefix cached
+        seen = browser(url, QUESTIONS[1:4])
         threads = [threading.Thread(target=user, args=(url, [QUESTIONS[(u * args.rounds + r) % len(QUESTIONS)]
                                                               for r in range(args.rounds)], rows))
                    for u in range(args.users)]
@@ -113,14 +145,15 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(30)
-    summary = {"users": args.users, "rounds": args.rounds, "answers": len(rows), "wall_s": round(wall, 1)}
+    summary = {"browser": {key: round(statistics.median(r[key] for r in seen), 2) for key in ("first_text_s", "answer_s")},
+               "users": args.users, "rounds": args.rounds, "answers": len(rows), "wall_s": round(wall, 1)}
     for key in ("queue_wait_s", "first_text_s", "answer_s"):
         values = [row[key] for row in rows]
         summary[key] = {"p50": round(statistics.median(values), 2), "p95": round(percentile(values, 0.95), 2),
                         "max": round(max(values), 2)}
     print(json.dumps(summary, indent=1))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"summary": summary, "answers": rows}, indent=1), encoding="utf-8")
+    args.out.write_text(json.dumps({"summary": summary, "browser": seen, "answers": rows}, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":
