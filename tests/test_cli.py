@@ -137,3 +137,17 @@ def test_chat_rewrites_a_follow_up_from_the_earlier_turn(sample_indexed, monkeyp
     top = pipeline.reranker.postprocess_nodes(pipeline.current_retriever().retrieve(query), query_bundle=query)
     assert top[0].node.metadata["doc"] == "FT-2024-07.pptx"
     assert pipeline.rewriter.standalone(rewritten, []) == rewritten  # no history: no rewriting
+
+
+def test_documents_are_listed_and_removed(base_settings, monkeypatch, tmp_path):
+    from conftest import FIXTURES
+
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    assert cli(monkeypatch, settings, "ingest", str(FIXTURES / "battery.md"), str(FIXTURES / "cafeteria.md")).exit_code == 0
+    listed = cli(monkeypatch, settings, "documents").output.splitlines()
+    assert [line.split("\t")[0] for line in listed] == ["battery.md", "cafeteria.md"]
+    assert listed[0].split("\t")[3] == str(FIXTURES / "battery.md")
+    removed = cli(monkeypatch, settings, "remove", "battery.md", "nothing.md")
+    assert removed.exit_code == 1 and "removed battery.md" in removed.output
+    assert "error: not indexed: nothing.md" in removed.output
+    assert [line.split("\t")[0] for line in cli(monkeypatch, settings, "documents").output.splitlines()] == ["cafeteria.md"]
