@@ -412,15 +412,19 @@ def _reports_tab(settings: Settings) -> None:
     refresh.click(lambda: (gr.update(choices=run_folders(settings)),) * 2, outputs=[runs, other])
 
 
+def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
+    """The UI's queue: one llama.cpp model decodes one answer at a time, so the embedded backend
+    serves one and the others wait, shown their place; a server backend serves `[ui] concurrency`."""
+    return demo.queue(default_concurrency_limit=settings.ui.concurrency if settings.llm.backend != "llamacpp" else 1)
+
+
 def launch(settings: Settings, port: int | None = None, host: str | None = None) -> None:
     ui = settings.ui
-    demo = build_ui(RagPipeline(settings))
     users = ui.user_hashes()
     host, port = host or ui.host, port or ui.port
+    demo = queued(build_ui(RagPipeline(settings)), settings)
     print(f"ragqa UI: http://{host}:{port}" + (" (login required)" if users else ""), flush=True)
-    # One llama.cpp model decodes one answer at a time; a server backend serves several.
-    concurrency = ui.concurrency if settings.llm.backend != "llamacpp" else 1
-    demo.queue(default_concurrency_limit=concurrency).launch(
+    demo.launch(
         server_name=host, server_port=port, share=False, inbrowser=False, ssr_mode=False, show_error=True,
         auth=(lambda user, password: check_password(users, user, password)) if users else None,
         auth_message="ragqa: log in with the account your administrator gave you." if users else None,

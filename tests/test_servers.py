@@ -113,3 +113,41 @@ def test_chroma_http_client(base_settings, corpus, tmp_path, pipeline):
         answer = RagPipeline(settings, llm=pipeline.llm).answer(BATTERY_Q).to_dict()
     assert answer["answerable"] is True
     assert answer["sources"][0]["doc"] == "battery.md"
+
+
+def test_the_ui_serves_several_users_at_once_with_a_server_backend(indexed, llm_server):
+    """With the vLLM backend the UI's queue lets `[ui] concurrency` answers run at once (the
+    embedded model's one-at-a-time queue is the browser tests')."""
+    import threading
+
+    from gradio_client import Client
+
+    from app.ui import build_ui, queued
+
+    settings = fresh_settings(indexed, indexed.storage_dir, llm=llm_server, ui={"concurrency": 2})
+    demo = queued(build_ui(RagPipeline(settings)), settings)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    spans: dict[int, list[float]] = {}
+    try:
+        def ask(number: int, question: str) -> None:
+            job = Client(f"http://127.0.0.1:{port}/", verbose=False).submit(question, [], "", 0.5, 20, 5, api_name="/chat")
+            started = None
+            while not job.done():
+                if started is None and job.status().code.name in ("PROCESSING", "ITERATING"):
+                    started = time.perf_counter()
+                time.sleep(0.02)
+            assert job.result()
+            spans[number] = [started or time.perf_counter(), time.perf_counter()]
+
+        threads = [threading.Thread(target=ask, args=(i, q)) for i, q in
+                   enumerate([BATTERY_Q, "What does the staff cafeteria serve on Fridays?"])]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(300)
+    finally:
+        demo.close()
+    assert len(spans) == 2, spans
+    (start_a, end_a), (start_b, end_b) = spans[0], spans[1]
+    assert start_a < end_b and start_b < end_a, spans  # both were being answered at the same time
