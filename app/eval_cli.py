@@ -13,7 +13,7 @@ from app.cli import ConfigOption, _fail, _settings, app
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval, answers, references; reports in storage/reports.")
 app.add_typer(eval_app, name="eval")
 
-QAOption = Annotated[Path, typer.Option("--qa", exists=True, dir_okay=False, help="QA file (JSON Lines, DESIGN.md format).")]
+QAOption = Annotated[Path, typer.Option("--qa", exists=True, dir_okay=False, help="QA file (JSON Lines, docs/FORMATS.md).")]
 RunArgument = Annotated[Path, typer.Argument(exists=True, file_okay=False, help="A run folder under storage/reports.")]
 
 

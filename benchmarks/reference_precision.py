@@ -23,7 +23,7 @@ from real retrieval results (the top 5 chunks of a question):
   holding this language's version), plus the other language's gold sentence of another
   document (gold: none); English answers against Korean chunks and the reverse.
 Each set is scored with the configured support scorer and with the calibrated bi-encoder alone. The items
-are written as reference gold files (DESIGN.md format) beside the JSON, so
+are written as reference gold files (docs/FORMATS.md) beside the JSON, so
 `ragqa eval references --gold FILE` reproduces the figures; scoring is evaluation.references'.
 Prints the precision/coverage curve over thresholds and writes JSON.
 """
@@ -61,7 +61,7 @@ def usable(text: str) -> list[str]:
 
 
 def gold_item(item: dict, sentences: list[str], gold: list[list[int]], top: list) -> dict:
-    """A gold item (DESIGN.md format): the sentences in a fixed shuffled order, the retrieved
+    """A gold item (docs/FORMATS.md): the sentences in a fixed shuffled order, the retrieved
     chunks as the matcher sees them."""
     order = sorted(range(len(sentences)), key=lambda i: hashlib.sha1(f"{item['id']}{i}".encode()).hexdigest())
     return {
@@ -73,7 +73,7 @@ def gold_item(item: dict, sentences: list[str], gold: list[list[int]], top: list
 
 
 def build_gold(settings, qa: list[dict]) -> list[dict]:
-    """Reference gold items (DESIGN.md format) from real retrieval results."""
+    """Reference gold items (docs/FORMATS.md) from real retrieval results."""
     embedding = build_embedding(settings)
     retriever = dense_retriever(settings, embedding, top_n=5)
     everything = collection(settings).get(include=["documents", "metadatas"])

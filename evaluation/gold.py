@@ -1,4 +1,4 @@
-"""Gold evidence matching (DESIGN.md, "QA file format").
+"""Gold evidence matching (docs/FORMATS.md, "QA item").
 
 A retrieved chunk satisfies an evidence item when its document matches and every field the item
 gives holds: the page lies in the chunk's page span, the slide is the chunk's slide, the section

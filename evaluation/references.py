@@ -1,4 +1,4 @@
-"""Reference-matching evaluation on a gold file (DESIGN.md, "Reference gold format"): the given
+"""Reference-matching evaluation on a gold file (docs/FORMATS.md, "Reference gold item"): the given
 answer sentences are matched against the given chunks with a support scorer (the configured one:
 rag/support.support_scorer), no retrieval and no generation, so the matcher is measured alone.
 

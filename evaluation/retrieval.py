@@ -98,7 +98,7 @@ def evaluate_retrieval(
     corpus: list[Path] | None = None,
     progress: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """metrics.json of DESIGN.md (the first variant at the first n under "stages"), plus every
+    """metrics.json of docs/FORMATS.md (the first variant at the first n under "stages"), plus every
     n under "by_n" and every variant under "variants"; and the per-question rows. Without
     `corpus` the configured store is evaluated as it is."""
     from ingestion.pipeline import ingest

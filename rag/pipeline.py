@@ -2,7 +2,7 @@
 context (the chunks' relevant sentences and rows within a token budget) -> generate -> match
 references.
 
-`RagPipeline.answer(question)` returns the Answer object of DESIGN.md; `ragqa ask --json`, the
+`RagPipeline.answer(question)` returns the Answer object of docs/FORMATS.md; `ragqa ask --json`, the
 UI and the evaluators all read that one shape.
 """
 

@@ -133,6 +133,9 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, tmp_path, n
     assert not rows["world-cup"]["answered"]
     metrics = json.loads((path / "metrics.json").read_text())
     assert metrics["answers"]["refusal_accuracy"] == 1.0 and metrics["answers"]["refused_when_unanswerable"] == 1.0
+    from test_formats import errors
+
+    assert not errors("answers_metrics.schema.json", metrics)  # docs/FORMATS.md
     # The correctness check ran on both answerable items; the battery answer states 61 (above).
     assert metrics["answers"]["n_checked"] == 2 and metrics["answers"]["right_when_answerable"] >= 0.5
     grades = Run(path).results("judge")

@@ -2,7 +2,7 @@
 
 For each stored chunk the LLM writes a few questions that the chunk answers, each with a short
 answer, from the chunk's header-prefixed text (so a question can name its test or document).
-The output is DESIGN.md's QA format with `chunk_id` evidence; it trains the reranker and the
+The output is the QA format of docs/FORMATS.md with `chunk_id` evidence; it trains the reranker and the
 retriever (training/pairs.py) and doubles as a retrieval eval set. Lines are appended and
 fsync'd one chunk at a time, so an interrupted run resumes where it stopped.
 """

@@ -9,7 +9,7 @@ decks (PPTX) whose title slides carry Test Name / Region / State / Purpose, meet
 It contains a superseded value (SI-2024-03's B-pillar intrusion, superseded by the retest
 SI-2024-05), a contradiction (the speed of FT-2024-07 in the deck and in the June notes), and
 topics it does not cover (costs, rear impact results). `qa.jsonl` (beside this script) holds the gold questions in
-DESIGN.md's QA format, with evidence locations. Running the script twice gives identical files.
+the QA format of docs/FORMATS.md, with evidence locations. Running the script twice gives identical files.
 """
 
 from __future__ import annotations
