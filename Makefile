@@ -38,5 +38,5 @@ test: models
 test-fast: install
 	$(PY) -m pytest -m "not slow"
 
-clean-storage:
-	rm -rf storage/chroma storage/docstore storage/reports
+clean-storage:  # the index and what was uploaded into it; models and feedback stay
+	rm -rf storage/chroma storage/docstore storage/bm25 storage/uploads storage/reports

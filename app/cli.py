@@ -5,30 +5,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, Optional
 
 import typer
 
-import rag  # noqa: F401  (pins offline and telemetry-free behaviour first)
-from rag.settings import Settings, load_settings
+from app.cli_common import ConfigOption, fail, settings_from
+from app.eval_cli import eval_app, report
+from app.train_cli import qa_app, train_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Reference-aligned QA over your documents, offline.")
-
-ConfigOption = Annotated[
-    Optional[Path], typer.Option("--config", help="Settings TOML (default: $RAGQA_CONFIG or ./ragqa.toml).")
-]
-
-
-def _settings(config: Path | None) -> Settings:
-    try:
-        return load_settings(config)
-    except (FileNotFoundError, ValueError) as error:
-        _fail(error, code=2)
-
-
-def _fail(error: Exception, code: int = 1) -> NoReturn:
-    typer.secho(f"error: {error}", fg="red", err=True)
-    raise typer.Exit(code) from error
+app.add_typer(eval_app, name="eval")
+app.add_typer(qa_app, name="qa")
+app.add_typer(train_app, name="train")
+app.command()(report)
 
 
 @app.command()
@@ -36,11 +25,11 @@ def models(config: ConfigOption = None) -> None:
     """Prepare the offline models under the models folder (idempotent)."""
     from rag.prepare import ModelPreparationError, prepare_models
 
-    settings = _settings(config)
+    settings = settings_from(config)
     try:
         paths = prepare_models(settings)
     except ModelPreparationError as error:
-        _fail(error)
+        fail(error)
     for role, path in paths.items():
         typer.echo(f"{role}: {path}")
 
@@ -60,14 +49,14 @@ def ingest(
     from rag.models import ModelNotPreparedError
     from rag.store import StoreBusyError
 
-    settings = _settings(config)
+    settings = settings_from(config)
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
-        _fail(FileNotFoundError(f"no such file or folder: {', '.join(missing)}"), code=2)
+        fail(FileNotFoundError(f"no such file or folder: {', '.join(missing)}"), code=2)
     try:
         report = run_ingest(paths, settings, reset=reset, prune=prune)
     except (ModelNotPreparedError, StoreBusyError) as error:
-        _fail(error)
+        fail(error)
     typer.echo(report.summary())
     raise typer.Exit(1 if report.failed else 0)
 
@@ -84,14 +73,14 @@ def remove(
     from rag.store import StoreBusyError
 
     try:
-        removed = run_remove(docs, _settings(config))
+        removed = run_remove(docs, settings_from(config))
     except StoreBusyError as error:
-        _fail(error)
+        fail(error)
     for doc in removed:
         typer.echo(f"removed {doc}")
     unknown = [doc for doc in docs if doc not in removed]
     if unknown:
-        _fail(LookupError(f"not indexed: {', '.join(unknown)} (see `ragqa documents`)"))
+        fail(LookupError(f"not indexed: {', '.join(unknown)} (see `ragqa documents`)"))
 
 
 @app.command()
@@ -99,7 +88,7 @@ def documents(config: ConfigOption = None) -> None:
     """List the indexed documents: id, chunks, when indexed, and the file."""
     from ingestion.pipeline import indexed_documents
 
-    rows = indexed_documents(_settings(config))
+    rows = indexed_documents(settings_from(config))
     for row in rows:
         typer.echo(f"{row.doc}\t{row.chunks} chunks\t{row.indexed or '-'}\t{row.source}")
     if not rows:
@@ -123,22 +112,22 @@ def _pipeline(config: Path | None, doc: list[str], where: list[str], question: s
     from rag.retrieval import FilterError, check_filters, parse_where
     from rag.store import collection
 
-    settings = _settings(config)
+    settings = settings_from(config)
     try:
         if question is not None:
             check_question(question)
         conditions = parse_where(where)
     except ValueError as error:
-        _fail(error, code=2)
+        fail(error, code=2)
     if collection(settings).count() == 0:
-        _fail(RuntimeError("no documents are indexed yet: run `ragqa ingest PATH` first"))
+        fail(RuntimeError("no documents are indexed yet: run `ragqa ingest PATH` first"))
     try:
         check_filters(settings, doc, conditions)
         return RagPipeline(settings), conditions
     except FilterError as error:
-        _fail(error, code=2)
+        fail(error, code=2)
     except ModelNotPreparedError as error:
-        _fail(error)
+        fail(error)
 
 
 @app.command()
@@ -156,7 +145,7 @@ def ask(
     try:
         answer = pipeline.answer(question, docs=doc or [], where=conditions)
     except QuestionError as error:
-        _fail(error, code=2)
+        fail(error, code=2)
     if as_json:
         json.dump(answer.to_dict(), sys.stdout, ensure_ascii=False, indent=1)
         sys.stdout.write("\n")
@@ -200,17 +189,17 @@ def serve(
     """Start the UI (on 127.0.0.1 unless configured; with a login when ui.users is set)."""
     from app.ui import launch
 
-    settings = _settings(config)
+    settings = settings_from(config)
     try:
         settings.ui.user_hashes()
     except ValueError as error:
-        _fail(error, code=2)
+        fail(error, code=2)
     launch(settings, port=port, host=host)
 
 
 @app.command("hash-password")
 def hash_password_command() -> None:
-    """Print a password hash for `[ui] users` (the password is read without echo)."""
+    """Print a password hash for the ui.users setting (the password is read without echo)."""
     from app.auth import hash_password
 
     password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
@@ -232,12 +221,9 @@ def feedback_export(
     from app.feedback import FeedbackLog, export
 
     if rating not in ("up", "down", "all"):
-        _fail(ValueError(f"--rating is up, down or all, not {rating!r}"), code=2)
-    count = export(FeedbackLog.of(_settings(config)), out, rating)
+        fail(ValueError(f"--rating is up, down or all, not {rating!r}"), code=2)
+    count = export(FeedbackLog.of(settings_from(config)), out, rating)
     typer.echo(f"{count} rated question{'' if count == 1 else 's'} written to {out}")
-
-
-from app import eval_cli, train_cli  # noqa: E402, F401  (register `eval`, `report`, `qa`, `train`)
 
 
 def main() -> None:

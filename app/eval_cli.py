@@ -8,10 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from app.cli import ConfigOption, _fail, _settings, app
+from app.cli_common import ConfigOption, fail, settings_from
 
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval, answers, references; reports in storage/reports.")
-app.add_typer(eval_app, name="eval")
 
 QAOption = Annotated[Path, typer.Option("--qa", exists=True, dir_okay=False, help="QA file (JSON Lines, docs/FORMATS.md).")]
 RunArgument = Annotated[Path, typer.Argument(exists=True, file_okay=False, help="A run folder under storage/reports.")]
@@ -34,9 +33,9 @@ def retrieval(
     from evaluation.runner import run_retrieval
 
     try:
-        _done(run_retrieval(_settings(config), qa, n, vary, corpus))
+        _done(run_retrieval(settings_from(config), qa, n, vary, corpus))
     except ValueError as error:
-        _fail(error)
+        fail(error)
 
 
 @eval_app.command()
@@ -53,9 +52,9 @@ def answers(
     from evaluation.runner import run_answers
 
     try:
-        _done(run_answers(_settings(config), qa, no_rag, judge, ragas, limit, resume))
+        _done(run_answers(settings_from(config), qa, no_rag, judge, ragas, limit, resume))
     except (ValueError, FileNotFoundError) as error:
-        _fail(error)
+        fail(error)
 
 
 @eval_app.command("judge")
@@ -68,13 +67,13 @@ def judge_command(
     """Grade one answers run, or compare two (--a RUN --b RUN): win/tie/lose of A, both orders."""
     from evaluation.runner import grade_answers, run_pairwise
 
-    settings = _settings(config)
+    settings = settings_from(config)
     if (run is None) == (a is None or b is None):
-        _fail(ValueError("give either one answers run, or --a RUN --b RUN"))
+        fail(ValueError("give either one answers run, or --a RUN --b RUN"))
     try:
         _done(grade_answers(settings, run) if run is not None else run_pairwise(settings, a, b))
     except ValueError as error:
-        _fail(error)
+        fail(error)
 
 
 @eval_app.command("ragas")
@@ -89,9 +88,9 @@ def ragas_command(
     from evaluation.runner import ragas_answers
 
     try:
-        _done(ragas_answers(_settings(config), run, metrics=metric))
+        _done(ragas_answers(settings_from(config), run, metrics=metric))
     except ValueError as error:
-        _fail(error)
+        fail(error)
 
 
 @eval_app.command()
@@ -104,12 +103,11 @@ def references(
     from evaluation.runner import run_references
 
     try:
-        _done(run_references(_settings(config), gold, vary))
+        _done(run_references(settings_from(config), gold, vary))
     except ValueError as error:
-        _fail(error)
+        fail(error)
 
 
-@app.command()
 def report(
     run_a: RunArgument,
     run_b: Annotated[Optional[Path], typer.Argument(exists=True, file_okay=False, help="Second run: compare A and B.")] = None,
@@ -125,6 +123,6 @@ def report(
             write_report(Run.open(run_a))
             _done(run_a)
         else:
-            _done(compare(_settings(config), run_a, run_b))
+            _done(compare(settings_from(config), run_a, run_b))
     except ValueError as error:
-        _fail(error)
+        fail(error)

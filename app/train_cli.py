@@ -8,12 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from app.cli import ConfigOption, _fail, _settings, app
+from app.cli_common import ConfigOption, fail, settings_from
 
 qa_app = typer.Typer(no_args_is_help=True, help="Generate QA pairs from the indexed corpus.")
 train_app = typer.Typer(no_args_is_help=True, help="Fine-tune models on generated QA.")
-app.add_typer(qa_app, name="qa")
-app.add_typer(train_app, name="train")
 
 
 @qa_app.command()
@@ -27,7 +25,7 @@ def generate(
     from rag.models import build_llm
     from training.qa_generation import QAGenerator, generate_qa
 
-    settings = _settings(config)
+    settings = settings_from(config)
     out = out or settings.storage_dir / "qa" / "generated.jsonl"
     cfg = settings.training
     llm = build_llm(settings, settings.llm.model_copy(update={"max_new_tokens": cfg.max_new_tokens}))
@@ -35,7 +33,7 @@ def generate(
     try:
         counts = generate_qa(settings, out, generator, doc, limit)
     except ValueError as error:
-        _fail(error)
+        fail(error)
     typer.echo(
         f"{counts['chunks']} chunks: {counts['questions']} questions written, "
         f"{counts['already_done']} chunks already done, {counts['failed']} without a usable reply"
@@ -56,12 +54,12 @@ def mine(
 
     from training.mining import mine_questions, write_questions
 
-    settings = _settings(config)
+    settings = settings_from(config)
     out = out or settings.storage_dir / "qa" / "mined.jsonl"
     try:
         items = mine_questions(settings, per_chunk, seed)
     except ValueError as error:
-        _fail(error)
+        fail(error)
     write_questions(items, out)
     kinds = Counter(item["kind"] for item in items)
     typer.echo(f"{len(items)} questions ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})")
@@ -72,13 +70,13 @@ def _train(kind: str, qa: list[dict], out: Path | None, recipe, config: Path | N
     from training.reranker import train_reranker
     from training.retriever import train_retriever
 
-    settings = _settings(config)
+    settings = settings_from(config)
     out = out or settings.models_dir / kind
     train = train_reranker if kind == "reranker" else train_retriever
     try:
         summary = train(settings, qa, out, recipe)
     except ValueError as error:
-        _fail(error)
+        fail(error)
     typer.echo(json.dumps({k: v for k, v in summary.items() if k not in ("recipe", "questions")}, indent=1))
     if kind == "reranker":
         typer.echo(f'to use it: [scoring] reranker_path = "{out}"')
@@ -120,12 +118,12 @@ def reranker(
         return
     from training.ranker import RankerRecipe, train_ranker
 
-    settings = _settings(config)
+    settings = settings_from(config)
     out = out or settings.models_dir / "ranker.json"
     try:
         summary = train_ranker(settings, questions, out, RankerRecipe())
     except ValueError as error:
-        _fail(error)
+        fail(error)
     typer.echo(json.dumps(summary["heldout"], indent=1))
     typer.echo(f'to use it: [scoring] ranker_file = "{out}"')
     typer.echo(str(out))

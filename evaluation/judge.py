@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from llama_index.core.llms import LLM
 from tqdm import tqdm
 
-from ingestion.headers import parse_json_object
+from rag.replies import parse_json_object
 from rag.settings import Settings
 
 CRITERIA = ("correctness", "helpfulness", "informativeness")

@@ -117,7 +117,8 @@ def evaluate_retrieval(
                 current.store = current.store.model_copy(update={"chroma_url": ""})  # never a shared server
                 report = ingest(corpus, current, progress=progress)
                 if report.failed:
-                    raise RuntimeError(f"{label(overrides)}: {len(report.failed)} files failed to ingest")
+                    failed = "; ".join(f"{f['file']}: {f['reason']}" for f in report.failed[:3])
+                    raise ValueError(f"{label(overrides)}: {len(report.failed)} files of --corpus failed to ingest ({failed})")
             elif collection(current).count() == 0:
                 raise ValueError("no documents are indexed: run `ragqa ingest` or pass --corpus")
             results[label(overrides)] = {}

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 from llama_index.core import Document
 
+from rag.replies import parse_json_object
 from rag.settings import HeaderSettings
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
@@ -98,19 +99,6 @@ class LLMHeaderExtractor:
             if parsed is not None:
                 return {f: " ".join(str(parsed[f]).split()) for f in fields if parsed.get(f) not in (None, "", "null")}
         return {}
-
-
-def parse_json_object(reply: str) -> dict | None:
-    """The first JSON object in an LLM reply (models wrap JSON in prose or code fences)."""
-    start = reply.find("{")
-    while start != -1:
-        try:
-            value, _end = json.JSONDecoder().raw_decode(reply[start:])
-        except json.JSONDecodeError:
-            start = reply.find("{", start + 1)
-            continue
-        return value if isinstance(value, dict) else None
-    return None
 
 
 def apply_header(document: Document, header: dict[str, str], cfg: HeaderSettings) -> Document:

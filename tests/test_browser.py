@@ -32,7 +32,7 @@ HOSTILE = ('# Release notes\n\nKnown issue: <img src=x onerror=alert(document.do
            '<script>document.title="pwned"</script> appear in the export of the crash database.\n')
 FINAL = ("refs:", "unsupported", "Cannot answer", "I cannot answer")
 WAIT_MS = 180_000
-RAGQA = str(Path(sys.executable).parent / "ragqa")  # the installed command: `eval` is registered by app/cli.py's entry
+RAGQA = str(Path(sys.executable).parent / "ragqa")  # the installed command, as users run it
 
 
 @pytest.fixture(scope="module")

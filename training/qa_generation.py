@@ -20,7 +20,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.schema import BaseNode, MetadataMode
 from tqdm import tqdm
 
-from ingestion.headers import parse_json_object
+from rag.replies import parse_json_object
 from rag.settings import Settings
 from rag.store import all_nodes
 
