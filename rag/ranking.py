@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.files import write_text_atomically
-from rag.scoring import _NUMBER, trigrams
+from rag.scoring import _NUMBER, logistic, trigrams
 
 FEATURES = (
     "cosine", "cosine_gap", "cosine_scaled", "dense_rank", "bm25", "bm25_rank", "trigrams", "numbers", "header",
@@ -84,7 +84,7 @@ class Logistic:
     features: tuple[str, ...] = ()
 
     def __call__(self, rows: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-(rows @ np.asarray(self.weights) + self.bias)))
+        return logistic(rows @ np.asarray(self.weights) + self.bias)
 
     def to_dict(self) -> dict:
         return {"features": list(self.features), "weights": self.weights, "bias": self.bias}

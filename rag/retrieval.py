@@ -21,6 +21,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 from llama_index.retrievers.bm25 import BM25Retriever
 
+from rag.files import replaced_folder
 from rag.settings import Settings
 from rag.store import all_nodes, collection, document_ids, vector_store
 
@@ -102,14 +103,10 @@ def rebuild_bm25(settings: Settings, version: str = "") -> int:
     if not nodes:
         shutil.rmtree(target, ignore_errors=True)
         return 0
-    # Build beside the old index and swap at the end, so a failed build leaves the old one.
-    partial = target.with_name(BM25_DIR + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
     retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=settings.retrieval.top_n)
-    retriever.persist(str(partial), show_progress=False)
-    (partial / BM25_VERSION).write_text(version, encoding="utf-8")
-    shutil.rmtree(target, ignore_errors=True)
-    partial.replace(target)
+    with replaced_folder(target) as partial:  # a failed build leaves the old index
+        retriever.persist(str(partial), show_progress=False)
+        (partial / BM25_VERSION).write_text(version, encoding="utf-8")
     return len(nodes)
 
 

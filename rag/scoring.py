@@ -9,7 +9,6 @@ tuned by `ragqa train retriever` carries its own fitted logistic.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -26,6 +25,11 @@ Pair = tuple[str, str]
 CALIBRATION_FILE = "ragqa_calibration.json"  # written beside a tuned embedding model
 
 
+
+def logistic(x):
+    """1 / (1 + e^-x): the calibrated scores, the ranker's and the support model's output."""
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
+
 class BiEncoderScorer:
     """Cosine of e5 query and passage embeddings, calibrated; embeddings cached by text."""
 
@@ -39,7 +43,7 @@ class BiEncoderScorer:
         self._cache_size = cache_size
 
     def calibrate(self, cosine: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-(cosine - self.center) / self.scale))
+        return logistic((cosine - self.center) / self.scale)
 
     def embed(self, texts: Sequence[str], query: bool) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if (query, t) not in self._cache))
@@ -91,7 +95,7 @@ class CrossEncoderScorer:
         if not pairs:
             return []
         scores = self.model.predict(list(pairs), batch_size=self.batch_size, show_progress_bar=False)
-        return [float(s) if 0.0 <= s <= 1.0 else 1.0 / (1.0 + math.exp(-s)) for s in scores]
+        return [float(s) if 0.0 <= s <= 1.0 else float(logistic(s)) for s in scores]
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from llama_index.core.schema import MetadataMode
 from tqdm import tqdm
 
 from rag.models import build_embedding
+from rag.files import replaced_folder
 from rag.references import split_sentences
 from rag.retrieval import hybrid_retriever
 from rag.settings import Settings
@@ -117,9 +117,6 @@ def heldout_figures(score: Callable[[list[tuple[str, str]]], Sequence[float]], r
 
 def save_atomically(out: Path, save: Callable[[Path], None], summary: dict[str, Any]) -> None:
     """Write the model beside `out` and swap it in, so a failed run leaves the old one."""
-    partial = out.with_name(out.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    save(partial)
-    (partial / "ragqa_training.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    shutil.rmtree(out, ignore_errors=True)
-    partial.replace(out)
+    with replaced_folder(out) as partial:
+        save(partial)
+        (partial / "ragqa_training.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from rag.scoring import CALIBRATION_FILE
+from rag.scoring import CALIBRATION_FILE, logistic
 from rag.settings import Settings
 from training.pairs import Recipe, heldout_figures, save_atomically, training_pairs
 
@@ -57,7 +57,7 @@ def train_retriever(
         return np.einsum("ij,ij->i", queries, passages)
 
     def scorer(calibration: dict[str, float]):
-        return lambda pairs: 1 / (1 + np.exp(-(cosines(pairs) - calibration["center"]) / calibration["scale"]))
+        return lambda pairs: logistic((cosines(pairs) - calibration["center"]) / calibration["scale"])
 
     untuned = {"center": settings.scoring.cosine_center, "scale": settings.scoring.cosine_scale}
     before = heldout_figures(scorer(untuned), heldout)
