@@ -243,7 +243,11 @@ def test_killed_run_is_completed_by_the_next(base_settings, tmp_path):
     while not docstore.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
-    process.wait()
+    assert process.wait() == -signal.SIGKILL, "ingest ended before the kill"
+    from ingestion.pipeline import _load_docstore
+
+    recorded = len(_load_docstore(docstore).get_all_document_hashes())
+    assert 0 < recorded < 40, f"the kill did not land mid-run ({recorded} of 40 files recorded)"
     assert subprocess.run(command, env=env, capture_output=True).returncode == 0
     got = collection(settings).get(include=["metadatas"])
     docs = [m["doc"] for m in got["metadatas"]]
