@@ -1,9 +1,11 @@
 """Relevance scorers: (query-like text, passage) pairs -> calibrated scores in [0, 1].
 
-The reranker and the reference matcher share one scorer, so a threshold means the same thing in
-both. Until `ragqa train reranker` has produced a cross-encoder, the bi-encoder's cosine plays
-its role, mapped through a logistic so that its narrow cosine band spreads over [0, 1]; a model
-tuned by `ragqa train retriever` carries its own fitted logistic.
+The relevance scorer gives the refusal gate its measure and the learned ranker its cosine
+feature; with `scoring.reranker = "scorer"` it ranks alone. Until `ragqa train reranker
+--cross-encoder` has produced a cross-encoder, the bi-encoder's cosine plays its role, mapped
+through a logistic so that its narrow cosine band spreads over [0, 1]; a model tuned by `ragqa
+train retriever` carries its own fitted logistic. The reference matcher has its own scorer, the
+learned support model over the same bi-encoder (rag/support.py).
 """
 
 from __future__ import annotations
