@@ -32,7 +32,8 @@ ingest-sample: models
 demo: ingest-sample
 	$(RAGQA) serve --port $(PORT)
 
-test: models
+test: models  # lint the whole tree first: a mistake ruff finds costs seconds, not a test run
+	$(PY) -m ruff check .
 	$(PY) -m pytest
 
 test-fast: install
