@@ -89,14 +89,19 @@ def page_image(path: Path, pages: range, chunk: str, segment: str) -> tuple[Imag
         if not pages:
             return None, None
         backing = supporting_sentences(chunk, segment)
-        found = {p: _line_boxes(pdf[p - 1].get_textpage(), backing) for p in pages}
-        page = next((p for p in pages if found[p]), pages[0])
+        page, textpage, backed = pages[0], None, []
+        for candidate in pages:  # the first page of the span that holds them
+            text_layer = pdf[candidate - 1].get_textpage()
+            if boxes := _line_boxes(text_layer, backing):
+                page, textpage, backed = candidate, text_layer, boxes
+                break
         sheet = pdf[page - 1]
+        textpage = textpage or sheet.get_textpage()
         image = sheet.render(scale=_RENDER_SCALE).to_pil().convert("RGB")
         height = sheet.get_height()
         draw = ImageDraw.Draw(image)
-        for boxes, colour, width in ((_line_boxes(sheet.get_textpage(), _SENTENCE.split(chunk)), (150, 150, 150), 1),
-                                     (found[page], (220, 120, 0), 3)):
+        for boxes, colour, width in ((_line_boxes(textpage, _SENTENCE.split(chunk)), (150, 150, 150), 1),
+                                     (backed, (220, 120, 0), 3)):
             for left, bottom, right, top in boxes:
                 draw.rectangle([left * _RENDER_SCALE - 2, (height - top) * _RENDER_SCALE - 2,
                                 right * _RENDER_SCALE + 2, (height - bottom) * _RENDER_SCALE + 2], outline=colour, width=width)
@@ -132,12 +137,10 @@ def _line_boxes(textpage, sentences: list[str]) -> list[tuple[float, float, floa
 def slide_text(settings: Settings, doc: str, slide: int) -> str:
     """All of a slide's text as indexed (a long slide is several chunks)."""
     from llama_index.core.schema import MetadataMode
-    from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
-    from rag.store import collection
+    from rag.store import collection, stored_nodes
 
-    got = collection(settings).get(where={"$and": [{"doc": doc}, {"slide": slide}]}, include=["documents", "metadatas"])
-    nodes = sorted((metadata_dict_to_node(m, text=t) for m, t in zip(got["metadatas"], got["documents"])),
+    nodes = sorted(stored_nodes(collection(settings), where={"$and": [{"doc": doc}, {"slide": slide}]}),
                    key=lambda n: (len(n.node_id), n.node_id))  # "...-2" before "...-10"
     return "\n\n".join(n.get_content(metadata_mode=MetadataMode.NONE) for n in nodes)
 

@@ -12,6 +12,7 @@ rating of an answer counts.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -75,8 +76,6 @@ class FeedbackLog:
 def answer_id(answer: dict[str, Any]) -> str:
     """Which answer a rating is about: its question, text and the time it took (the same
     question asked twice is two answers)."""
-    import hashlib
-
     key = json.dumps([answer["question"], answer["answer"], answer.get("timings_ms", {}).get("total")], ensure_ascii=False)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 

@@ -107,27 +107,12 @@ def chat_reply(answer: dict) -> list[gr.ChatMessage]:
     return reply
 
 
-class UploadRefused(ValueError):
-    """A file the Documents tab will not copy: its type or size."""
-
-
-def check_upload(path: Path, settings: Settings) -> None:
-    """Type and size, before anything is copied into storage."""
-    from ingestion.convert import SUPPORTED_SUFFIXES
-
-    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-        kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
-        raise UploadRefused(f"unsupported file type '{path.suffix or path.name}' (supported: {kinds})")
-    size_mb = path.stat().st_size / 2**20
-    if size_mb > settings.ingest.max_file_mb:
-        raise UploadRefused(f"{size_mb:.1f} MB is over the limit of {settings.ingest.max_file_mb:g} MB (ingest.max_file_mb)")
-
-
 def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | None = None) -> str:
     """Copy uploaded files under storage/uploads and index them. A file of the wrong type or
     size is not copied; a failed file leaves no copy (and an earlier upload of the same name is
     kept); replacing a document is said. Only the file's base name is used: an upload cannot
     write outside storage/uploads."""
+    from ingestion.convert import DocumentLoadError, check_file
     from ingestion.pipeline import ingest
     from rag.store import StoreBusyError
 
@@ -140,8 +125,8 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
     for file in files:
         name = Path(file).name
         try:
-            check_upload(Path(file), settings)
-        except UploadRefused as error:
+            check_file(Path(file), settings.ingest)
+        except DocumentLoadError as error:
             refused.append(f"- **{escape(name, True)}**: {escape(str(error), True)}")
             continue
         target = uploads / name

@@ -77,17 +77,26 @@ class ConvertedDocument:
         return "\n".join(first)
 
 
-def convert(path: Path, doc_id: str, cfg: IngestSettings) -> ConvertedDocument:
-    """Convert one file; raises DocumentLoadError with the reason when it cannot."""
+def check_file(path: Path, cfg: IngestSettings) -> str:
+    """The file's format, after the checks that need no reading (a known type, not empty, within
+    `max_file_mb`); raises DocumentLoadError with the reason. The UI runs it before copying an
+    upload."""
     suffix = path.suffix.lower()
     fmt = DOCLING_SUFFIXES.get(suffix) or OWN_SUFFIXES.get(suffix)
     if fmt is None:
-        raise DocumentLoadError(f"unsupported file type '{path.suffix or path.name}'")
+        kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise DocumentLoadError(f"unsupported file type '{path.suffix or path.name}' (supported: {kinds})")
     size = path.stat().st_size
     if size == 0:
         raise DocumentLoadError("the file is empty")
     if size > cfg.max_file_mb * 1024 * 1024:
         raise DocumentLoadError(f"the file is {size / 2**20:.1f} MB, over the {cfg.max_file_mb} MB limit")
+    return fmt
+
+
+def convert(path: Path, doc_id: str, cfg: IngestSettings) -> ConvertedDocument:
+    """Convert one file; raises DocumentLoadError with the reason when it cannot."""
+    fmt = check_file(path, cfg)
     if fmt == "pdf":
         document = _pdf(path, doc_id, cfg)
     elif fmt in ("txt", "json"):

@@ -12,13 +12,12 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from llama_index.core.llms import LLM
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
-from llama_index.core.vector_stores.utils import metadata_dict_to_node
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.context import ContextBuilder
@@ -30,7 +29,7 @@ from rag.retrieval import LexicalScores, bm25_version, check_filters, hybrid_ret
 from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.support import support_scorer
 from rag.settings import Settings
-from rag.store import collection
+from rag.store import collection, stored_nodes
 
 _MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
@@ -187,17 +186,16 @@ class RagPipeline:
         draft = " ".join(segment["text"] for segment in answer.segments)
         segments = self._match(draft, self._stored(answer.sources), answer.sources, threshold)
         timings = answer.timings_ms | {"match": round((time.perf_counter() - clock) * 1000, 1)}
-        common = {"sources": answer.sources, "timings_ms": timings, "scorer": answer.scorer, "reranker": answer.reranker,
-                  "standalone_question": answer.standalone_question, "translated_question": answer.translated_question}
         if not any(segment["supported"] for segment in segments):
-            return Answer(answer.question, self.settings.refusal, False, segments, refused_by="references", **common)
-        return Answer(answer.question, draft if answer.refused_by else answer.answer, True, segments, **common)
+            return replace(answer, answer=self.settings.refusal, answerable=False, segments=segments,
+                           timings_ms=timings, refused_by="references")
+        return replace(answer, answer=draft if answer.refused_by else answer.answer, answerable=True,
+                       segments=segments, timings_ms=timings, refused_by=None)
 
     def _stored(self, sources: list[dict[str, Any]]) -> list[NodeWithScore]:
         """The cited chunks as the store holds them (with their header, as the matcher reads
         them); a chunk deleted since keeps the text the answer showed."""
-        got = self.collection.get(ids=[s["chunk_id"] for s in sources], include=["documents", "metadatas"])
-        stored = {i: metadata_dict_to_node(m, text=t) for i, m, t in zip(got["ids"], got["metadatas"], got["documents"])}
+        stored = {n.node_id: n for n in stored_nodes(self.collection, ids=[s["chunk_id"] for s in sources])}
         return [NodeWithScore(node=stored.get(s["chunk_id"]) or TextNode(text=s["text"], metadata={"doc": s["doc"]}),
                               score=s["score"]) for s in sources]
 

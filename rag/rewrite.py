@@ -21,10 +21,9 @@ from dataclasses import dataclass
 
 from llama_index.core.llms import LLM
 
-from rag.scoring import hangul_script
+from rag.scoring import _HANGUL, hangul_script
 
 _LABEL = re.compile(r"^(standalone question|question|translation|korean|english)\s*:\s*", re.I)
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 def script_language(text: str) -> str:

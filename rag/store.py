@@ -45,10 +45,15 @@ def vector_store(settings: Settings) -> ChromaVectorStore:
     return ChromaVectorStore(chroma_collection=collection(settings))
 
 
+def stored_nodes(chunks, **query) -> list[BaseNode]:
+    """The chunks a Chroma `get(**query)` finds (by `ids`, `where`, or all), as nodes."""
+    got = chunks.get(include=["documents", "metadatas"], **query)
+    return [metadata_dict_to_node(meta, text=text) for meta, text in zip(got["metadatas"], got["documents"])]
+
+
 def all_nodes(settings: Settings) -> list[BaseNode]:
     """Every chunk in the store, as nodes (for BM25 and for generating training questions)."""
-    got = collection(settings).get(include=["documents", "metadatas"])
-    return [metadata_dict_to_node(meta, text=text) for meta, text in zip(got["metadatas"], got["documents"])]
+    return stored_nodes(collection(settings))
 
 
 def document_ids(chunks) -> list[str]:

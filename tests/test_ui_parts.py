@@ -62,7 +62,8 @@ def test_uploads_of_the_wrong_type_or_size_are_not_copied(base_settings, tmp_pat
     odd.write_bytes(b"MZ\x90")
     message = index_uploads(settings, [str(big), str(odd)])
     assert message.startswith("Nothing was indexed.")
-    assert "**big.md**: 0.0 MB is over the limit" in message and "**tool.exe**: unsupported file type '.exe'" in message
+    assert "**big.md**: the file is 0.0 MB, over the 0.001 MB limit" in message
+    assert "**tool.exe**: unsupported file type '.exe' (supported: .csv, .docx," in message
     assert not any((settings.storage_dir / "uploads").iterdir())
 
 
