@@ -11,6 +11,7 @@ import typer
 
 from app.cli_common import ConfigOption, fail, settings_from
 from app.eval_cli import eval_app, report
+from app.init_cli import init
 from app.train_cli import qa_app, train_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Reference-aligned QA over your documents, offline.")
@@ -18,6 +19,7 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(qa_app, name="qa")
 app.add_typer(train_app, name="train")
 app.command()(report)
+app.command()(init)
 
 
 @app.command()
