@@ -19,7 +19,8 @@ from typing import Any
 from tqdm import tqdm
 
 from evaluation.gold import load_jsonl
-from rag.references import Segment, match_references
+from rag.references import ReferenceMatcher, Segment
+from rag.scoring import Scorer
 from rag.support import LearnedSupport
 from rag.settings import Settings
 
@@ -38,8 +39,9 @@ def load_gold(path: Path) -> list[dict[str, Any]]:
 class CachedScorer:
     """The scorer with its outputs remembered and the pairs it was asked for counted."""
 
-    def __init__(self, scorer):
+    def __init__(self, scorer: Scorer):
         self.scorer = scorer
+        self.kind = scorer.kind  # it scores as the scorer it wraps
         self.cache: dict[tuple[str, str], float] = {}
 
     def __call__(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
@@ -67,12 +69,8 @@ def rates(counts: dict[str, int]) -> dict[str, float]:
     }
 
 
-def _match(sentences: list[str], chunks: list[str], scorer, threshold: float, cfg) -> list[Segment]:
-    return match_references(sentences, chunks, scorer, threshold, cfg.max_span, cfg.margin, cfg.context_bonus)
-
-
 def evaluate_references(
-    settings: Settings, items: list[dict[str, Any]], scorer, progress: bool = True
+    settings: Settings, items: list[dict[str, Any]], scorer: Scorer, progress: bool = True
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     cfg = settings.references
     rows, times, pairs_scored = [], [], 0
@@ -80,18 +78,19 @@ def evaluate_references(
     curve = {t: dict(total) for t in THRESHOLDS}
     for item in tqdm(items, desc="references", unit="answer", disable=not progress):
         sentences, chunks = item["answer_sentences"], [c["text"] for c in item["chunks"]]
-        cached = CachedScorer(scorer)
+        cached = CachedScorer(scorer)  # per answer: its pairs are counted and its curve rescores none
+        matcher = ReferenceMatcher.from_settings(cfg, cached)
         if isinstance(scorer, LearnedSupport):  # the pipeline reuses the store's chunk vectors: not timed
             scorer.encoder.embed(chunks, query=False)
         started = time.perf_counter()
-        segments = _match(sentences, chunks, cached, cfg.threshold, cfg)  # as the pipeline runs it
+        segments = matcher.match(sentences, chunks)  # as the pipeline runs it
         times.append((time.perf_counter() - started) * 1000)
         pairs_scored += len(cached.cache)
         counts = tally(segments, item["gold"])
         for key in total:
             total[key] += counts[key]
         for threshold in THRESHOLDS:
-            for key, value in tally(_match(sentences, chunks, cached, threshold, cfg), item["gold"]).items():
+            for key, value in tally(matcher.match(sentences, chunks, threshold), item["gold"]).items():
                 curve[threshold][key] += value
         rows.append({
             "id": item["id"],
@@ -113,6 +112,6 @@ def evaluate_references(
         "p50_ms": round(median(times), 1) if times else None,
         "p95_ms": round(quantiles(times, n=20)[-1], 1) if len(times) > 1 else (round(times[0], 1) if times else None),
         "pairs_scored": pairs_scored,
-        "scorer": getattr(scorer, "kind", "custom"),
+        "scorer": scorer.kind,
     }
     return metrics, rows

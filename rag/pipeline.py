@@ -23,7 +23,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from rag.context import ContextBuilder
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
 from rag.postprocessors import FeatureRerank, build_reranker
-from rag.references import match_references, split_sentences
+from rag.references import ReferenceMatcher, Segment
 from rag.rewrite import QuestionRewriter, corpus_language, script_language
 from rag.retrieval import LexicalScores, bm25_version, check_filters, hybrid_retriever, metadata_filters
 from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
@@ -31,7 +31,6 @@ from rag.support import support_scorer
 from rag.settings import Settings
 from rag.store import collection, stored_nodes
 
-_MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
 
 
@@ -78,6 +77,20 @@ def source_entry(ref: int, node: NodeWithScore) -> dict[str, Any]:
     }
 
 
+def segment_entry(segment: Segment, sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """A matched segment as the Answer carries it: its references located like its sources."""
+    return {
+        "text": segment.text,
+        "sentences": segment.sentences,
+        "supported": segment.supported,
+        "references": [
+            {key: sources[ref.chunk][key] for key in ("ref", "chunk_id", "doc", "page", "page_end", "slide", "section")}
+            | {"score": round(ref.score, 4)}
+            for ref in segment.references
+        ],
+    }
+
+
 class RagPipeline:
     def __init__(self, settings: Settings, llm: LLM | None = None):
         self.settings = settings
@@ -90,7 +103,7 @@ class RagPipeline:
         # The store's vectors are the bi-encoder's: the learned ranker reads their cosines.
         self.encoder = encoder_beside(self.scorer, settings, embedding)
         self.reranker = build_reranker(settings, self.encoder, self.scorer, settings.retrieval.top_k)
-        self.support = support_scorer(settings, self.encoder)
+        self.matcher = ReferenceMatcher.from_settings(settings.references, support_scorer(settings, self.encoder))
         self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
         self.rewriter = QuestionRewriter(
@@ -148,7 +161,7 @@ class RagPipeline:
         lap("retrieve")
         top = reranker.postprocess_nodes(retrieved, query_bundle=QueryBundle(search))
         lap("rerank")
-        kinds = {"scorer": self.support.kind, "reranker": self.reranker.scorer_kind,
+        kinds = {"scorer": self.matcher.scorer.kind, "reranker": self.reranker.scorer_kind,
                  "standalone_question": question if question != asked else None, "translated_question": translated}
 
         def refused(gate: str, segments: list | None = None, sources: list | None = None) -> Answer:
@@ -279,31 +292,7 @@ class RagPipeline:
         return "".join(parts).strip()
 
     def _match(self, text: str, top: list[NodeWithScore], sources: list[dict], threshold: float | None = None) -> list[dict[str, Any]]:
-        cfg = self.settings.references
-        sentences = split_sentences(text)
-        chunks = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
-        # Citation markers and the source's file name ("in report-2024-08.docx [2]", copied from
-        # the context's labels) are citations, not claims: the scorer would count the name's
-        # figures as missing from the chunk.
-        names = re.compile("|".join(re.escape(str(n.node.metadata["doc"])) for n in top if n.node.metadata.get("doc")) or "(?!)")
-        segments = match_references(
-            [names.sub("", _MARKER.sub("", s)) for s in sentences], chunks, self.support,
-            threshold=cfg.threshold if threshold is None else threshold, max_span=cfg.max_span, margin=cfg.margin,
-            context_bonus=cfg.context_bonus,
-        )
-        return [
-            {
-                "text": " ".join(sentences[seg.start : seg.end + 1]),
-                "sentences": seg.sentences,
-                "supported": seg.supported,
-                "references": [
-                    {key: sources[ref.chunk][key] for key in ("ref", "chunk_id", "doc", "page", "page_end", "slide", "section")}
-                    | {"score": round(ref.score, 4)}
-                    for ref in seg.references
-                ],
-            }
-            for seg in segments
-        ]
+        return [segment_entry(segment, sources) for segment in self.matcher.run(text, top, threshold)]
 
 
 def is_refusal(text: str, refusal: str) -> bool:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-Scorer = Callable[[Sequence[tuple[str, str]]], list[float]]
+from rag.scoring import Scorer
 
 
 def best(nodes: list[NodeWithScore], scores: Sequence[float], top_n: int) -> list[NodeWithScore]:
@@ -29,7 +29,7 @@ class ScorerRerank(BaseNodePostprocessor):
     _scorer: Any = PrivateAttr()
 
     def __init__(self, scorer: Scorer, top_n: int = 5, **kwargs: Any) -> None:
-        super().__init__(top_n=top_n, scorer_kind=getattr(scorer, "kind", "custom"), **kwargs)
+        super().__init__(top_n=top_n, scorer_kind=scorer.kind, **kwargs)
         self._scorer = scorer
 
     @classmethod

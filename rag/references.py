@@ -21,10 +21,15 @@ segment (a segment's similarity hardly drops when one unrelated sentence is adde
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
-Scorer = Callable[[list[tuple[str, str]]], list[float]]
+from llama_index.core.schema import MetadataMode, NodeWithScore
+
+from rag.scoring import Scorer
+from rag.settings import ReferenceSettings
+
+_MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
 
 
 @dataclass
@@ -37,6 +42,7 @@ class Reference:
 class Segment:
     start: int  # first sentence index
     end: int  # last sentence index, inclusive
+    text: str  # its sentences as written (citation markers and all)
     score: float  # best calibrated score over the chunks (0 when there are none)
     supported: bool
     references: list[Reference] = field(default_factory=list)  # best first; empty if unsupported
@@ -46,70 +52,92 @@ class Segment:
         return [self.start, self.end]
 
 
-def match_references(
-    sentences: list[str],
-    chunks: list[str],
-    score: Scorer,
-    threshold: float,
-    max_span: int,
-    margin: float = 0.05,
-    context_bonus: float = 0.1,
-    split_penalty: float = 0.01,
-) -> list[Segment]:
-    """Partition `sentences` into segments and attach supporting chunks (see module docstring)."""
-    n = len(sentences)
-    if n == 0:
-        return []
-    max_span = max(1, max_span)
-    spans = [(i, j) for i in range(n) for j in range(i, min(n, i + max_span))]
-    text = {span: " ".join(sentences[span[0] : span[1] + 1]) for span in spans}
-    pairs = list(dict.fromkeys((text[span], chunk) for span in spans for chunk in chunks))
-    lookup = dict(zip(pairs, score(pairs))) if pairs else {}
-    raw = {span: [lookup[(text[span], c)] for c in chunks] for span in spans}
+@dataclass
+class ReferenceMatcher:
+    """Links an answer's segments to the chunks that support them (see module docstring).
+    Built once per pipeline; `threshold` can be overridden per call (the UI's threshold control
+    re-runs only the matcher)."""
 
-    # A segment's support for chunk k: its score, capped per sentence at that sentence's own
-    # score for k plus the context bonus, averaged over its sentences.
-    def support(span: tuple[int, int]) -> list[float]:
-        i, j = span
-        return [
-            sum(min(raw[span][k], raw[(m, m)][k] + context_bonus) for m in range(i, j + 1)) / (j - i + 1)
-            for k in range(len(chunks))
-        ]
+    scorer: Scorer
+    threshold: float
+    max_span: int
+    margin: float
+    context_bonus: float
+    split_penalty: float = 0.01  # only breaks ties: not a setting
 
-    chunk_scores = {span: support(span) for span in spans}
-    best = {span: max(scores, default=0.0) for span, scores in chunk_scores.items()}
+    @classmethod
+    def from_settings(cls, settings: ReferenceSettings, scorer: Scorer) -> ReferenceMatcher:
+        return cls(scorer, settings.threshold, settings.max_span, settings.margin, settings.context_bonus)
 
-    # value[j]: best objective over sentences[:j]; back[j]: start of the last segment.
-    value = [0.0] + [float("-inf")] * n
-    back = [0] * (n + 1)
-    for j in range(1, n + 1):
-        # Shortest last segment first: on ties, earlier segments come out longer.
-        for i in range(j - 1, max(0, j - max_span) - 1, -1):
-            length = j - i
-            candidate = value[i] + length * max(best[(i, j - 1)], threshold) - split_penalty
-            if candidate > value[j] + 1e-12:
-                value[j], back[j] = candidate, i
+    def run(self, answer: str, nodes: Sequence[NodeWithScore], threshold: float | None = None) -> list[Segment]:
+        """The answer's segments with indices into `nodes`, read as they were embedded (header
+        included). Citation markers and the sources' file names ("in report-2024-08.docx [2]",
+        copied from the context's labels) are citations, not claims: they are left out of what is
+        scored, or the scorer would count the name's figures as missing from the chunk."""
+        sentences = split_sentences(answer)
+        docs = [re.escape(str(n.node.metadata["doc"])) for n in nodes if n.node.metadata.get("doc")]
+        names = re.compile("|".join(docs) or "(?!)")
+        claims = [names.sub("", _MARKER.sub("", s)) for s in sentences]
+        chunks = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
+        return [replace(segment, text=" ".join(sentences[segment.start : segment.end + 1]))
+                for segment in self.match(claims, chunks, threshold)]
 
-    segments: list[Segment] = []
-    j = n
-    while j > 0:
-        i = back[j]
-        span = (i, j - 1)
-        top = best[span]
-        supported = bool(chunks) and top >= threshold
-        references = []
-        if supported:
-            references = sorted(
-                (
-                    Reference(k, s)
-                    for k, s in enumerate(chunk_scores[span])
-                    if s >= threshold and s >= top - margin
-                ),
-                key=lambda r: (-r.score, r.chunk),
-            )
-        segments.append(Segment(i, j - 1, top, supported, references))
-        j = i
-    return segments[::-1]
+    def match(self, sentences: list[str], chunks: list[str], threshold: float | None = None) -> list[Segment]:
+        """Partition `sentences` into segments and attach supporting chunks (see module docstring)."""
+        threshold = self.threshold if threshold is None else threshold
+        n = len(sentences)
+        if n == 0:
+            return []
+        max_span = max(1, self.max_span)
+        spans = [(i, j) for i in range(n) for j in range(i, min(n, i + max_span))]
+        text = {span: " ".join(sentences[span[0] : span[1] + 1]) for span in spans}
+        pairs = list(dict.fromkeys((text[span], chunk) for span in spans for chunk in chunks))
+        lookup = dict(zip(pairs, self.scorer(pairs))) if pairs else {}
+        raw = {span: [lookup[(text[span], c)] for c in chunks] for span in spans}
+
+        # A segment's support for chunk k: its score, capped per sentence at that sentence's own
+        # score for k plus the context bonus, averaged over its sentences.
+        def support(span: tuple[int, int]) -> list[float]:
+            i, j = span
+            return [
+                sum(min(raw[span][k], raw[(m, m)][k] + self.context_bonus) for m in range(i, j + 1)) / (j - i + 1)
+                for k in range(len(chunks))
+            ]
+
+        chunk_scores = {span: support(span) for span in spans}
+        best = {span: max(scores, default=0.0) for span, scores in chunk_scores.items()}
+
+        # value[j]: best objective over sentences[:j]; back[j]: start of the last segment.
+        value = [0.0] + [float("-inf")] * n
+        back = [0] * (n + 1)
+        for j in range(1, n + 1):
+            # Shortest last segment first: on ties, earlier segments come out longer.
+            for i in range(j - 1, max(0, j - max_span) - 1, -1):
+                length = j - i
+                candidate = value[i] + length * max(best[(i, j - 1)], threshold) - self.split_penalty
+                if candidate > value[j] + 1e-12:
+                    value[j], back[j] = candidate, i
+
+        segments: list[Segment] = []
+        j = n
+        while j > 0:
+            i = back[j]
+            span = (i, j - 1)
+            top = best[span]
+            supported = bool(chunks) and top >= threshold
+            references = []
+            if supported:
+                references = sorted(
+                    (
+                        Reference(k, s)
+                        for k, s in enumerate(chunk_scores[span])
+                        if s >= threshold and s >= top - self.margin
+                    ),
+                    key=lambda r: (-r.score, r.chunk),
+                )
+            segments.append(Segment(i, j - 1, text[span], top, supported, references))
+            j = i
+        return segments[::-1]
 
 
 # ------------------------------------------------------------------------------ sentences

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from llama_index.core.embeddings import BaseEmbedding
@@ -27,10 +28,21 @@ Pair = tuple[str, str]
 CALIBRATION_FILE = "ragqa_calibration.json"  # written beside a tuned embedding model
 
 
+class Scorer(Protocol):
+    """What the reranker, the refusal gate and the reference matcher ask of a model: (text,
+    passage) pairs -> calibrated scores in [0, 1], one per pair, all pairs in one call (a model
+    batches them). Implemented by BiEncoderScorer, CrossEncoderScorer, rag/support.LearnedSupport
+    and rag/verifier.LLMVerifier."""
+
+    kind: str  # names the model in an Answer (`scorer`, `reranker`) and in evaluation reports
+
+    def __call__(self, pairs: Sequence[Pair]) -> list[float]: ...
+
 
 def logistic(x):
     """1 / (1 + e^-x): the calibrated scores, the ranker's and the support model's output."""
     return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
+
 
 class BiEncoderScorer:
     """Cosine of e5 query and passage embeddings, calibrated; embeddings cached by text."""
@@ -152,16 +164,16 @@ def lexical_support(segment: str, chunk: str) -> float | None:
     return share if number_share is None else min(share, number_share)
 
 
-def reuse_stored_vectors(scorer, collection, nodes: Sequence[NodeWithScore]) -> None:
-    """Hand a bi-encoder scorer the chunk vectors the store already holds, so reranking and
+def reuse_stored_vectors(encoder: BiEncoderScorer, collection, nodes: Sequence[NodeWithScore]) -> None:
+    """Hand the bi-encoder the chunk vectors the store already holds, so reranking and
     reference matching embed only the query and the answer's segments."""
-    if not nodes or not hasattr(scorer, "remember"):
+    if not nodes:
         return
     got = collection.get(ids=[n.node.node_id for n in nodes], include=["embeddings"])
     vectors = dict(zip(got["ids"], got["embeddings"]))
     for node in nodes:
         if node.node.node_id in vectors:
-            scorer.remember(node.node.get_content(metadata_mode=MetadataMode.EMBED), vectors[node.node.node_id])
+            encoder.remember(node.node.get_content(metadata_mode=MetadataMode.EMBED), vectors[node.node.node_id])
 
 
 def bi_encoder(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer:
@@ -173,7 +185,7 @@ def bi_encoder(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer:
     return BiEncoderScorer(embedding, calibration["center"], calibration["scale"])
 
 
-def encoder_beside(scorer, settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer:
+def encoder_beside(scorer: Scorer, settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer:
     """The bi-encoder whose vectors the store holds: the relevance scorer itself when it is one
     (one vector cache), else a bi-encoder beside the CrossEncoder."""
     return scorer if isinstance(scorer, BiEncoderScorer) else bi_encoder(settings, embedding)

@@ -41,7 +41,7 @@ from rag.files import write_text_atomically
 from rag.ranking import Logistic
 from rag.references import split_sentences
 from rag.context import markdown_tables
-from rag.scoring import _NUMBER, BiEncoderScorer, Pair, across_scripts, hangul_script, lexical_support, trigrams
+from rag.scoring import _NUMBER, BiEncoderScorer, Pair, Scorer, across_scripts, hangul_script, lexical_support, trigrams
 
 SAME = ("cosine", "wording", "numbers_missing")
 CROSS = ("cosine", "passage_cosine", "numbers_missing", "latin")
@@ -265,7 +265,7 @@ def fit_centres(encoder: BiEncoderScorer, texts: Sequence[str], per_script: int 
     return centres
 
 
-def support_scorer(settings, encoder: BiEncoderScorer | None):
+def support_scorer(settings, encoder: BiEncoderScorer | None) -> Scorer:
     """The reference matcher's scorer: the learned support model over the bi-encoder, or with
     `scoring.support = "llm"` the LLM server as verifier (rag/verifier.py)."""
     if settings.scoring.support == "llm":

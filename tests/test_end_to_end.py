@@ -100,7 +100,7 @@ def test_cli_ask_before_ingest_says_what_to_do(base_settings, tmp_path):
     assert result.returncode == 1 and "ragqa ingest" in result.stderr
 
 
-def test_scorer_reuses_the_stored_chunk_vectors(pipeline, monkeypatch):
+def test_encoder_reuses_the_stored_chunk_vectors(pipeline, monkeypatch):
     import numpy as np
     from llama_index.core.schema import QueryBundle
 
@@ -108,15 +108,15 @@ def test_scorer_reuses_the_stored_chunk_vectors(pipeline, monkeypatch):
 
     nodes = pipeline.retriever.retrieve(QueryBundle("nail penetration"))
     text = nodes[0].node.get_content(metadata_mode=MetadataMode.EMBED)
-    fresh = np.asarray(pipeline.scorer.embedding.get_text_embedding(text))
-    reuse_stored_vectors(pipeline.scorer, pipeline.collection, nodes)
+    fresh = np.asarray(pipeline.encoder.embedding.get_text_embedding(text))
+    reuse_stored_vectors(pipeline.encoder, pipeline.collection, nodes)
 
     class NoEmbedding:
         def __getattr__(self, name):
             raise AssertionError("the chunk was embedded again")
 
-    monkeypatch.setattr(pipeline.scorer, "embedding", NoEmbedding())
-    stored = pipeline.scorer.embed([text], query=False)[0]
+    monkeypatch.setattr(pipeline.encoder, "embedding", NoEmbedding())
+    stored = pipeline.encoder.embed([text], query=False)[0]
     assert float(stored @ fresh) > 0.999  # the store's vector is the one the model would give
 
 

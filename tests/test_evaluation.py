@@ -63,22 +63,26 @@ def test_reference_metrics_on_a_known_score_table(tmp_path):
     sentences = items[0]["answer_sentences"]
     chunks = [c["text"] for c in items[0]["chunks"]]
 
-    def scorer(pairs):
-        out = []
-        for sentence, chunk in pairs:
-            parts = [i for i, s in enumerate(sentences) if s in sentence]
-            out.append(min(table[i][chunks.index(chunk)] for i in parts))
-        return out
+    class TableScorer:
+        kind = "table"
+
+        def __call__(self, pairs):
+            out = []
+            for sentence, chunk in pairs:
+                parts = [i for i, s in enumerate(sentences) if s in sentence]
+                out.append(min(table[i][chunks.index(chunk)] for i in parts))
+            return out
 
     settings = fresh_settings(load_settings(), Path("/nonexistent"),
                               references={"threshold": 0.5, "max_span": 1, "margin": 0.0})
-    metrics, rows = evaluate_references(settings, items, scorer, progress=False)
+    metrics, rows = evaluate_references(settings, items, TableScorer(), progress=False)
     # At 0.5: sentences 0 (c1) and 1 (c2) supported and right, sentence 2 unsupported.
     assert (metrics["precision"], metrics["coverage"]) == (1.0, 1.0)
     curve = {p["threshold"]: p for p in metrics["by_threshold"]}
     assert curve[0.4]["precision"] == pytest.approx(2 / 3, abs=1e-4)  # the gold-less sentence now counts
     assert curve[0.6]["coverage"] == 1.0 and curve[0.65]["coverage"] == 0.5
     assert metrics["pairs_scored"] == 6 and rows[0]["gold"] == [[0], [1], []]
+    assert metrics["scorer"] == "table"
     bad = tmp_path / "bad_gold.jsonl"
     bad.write_text('{"id": "x", "answer_sentences": ["a"], "chunks": [], "gold": []}\n', encoding="utf-8")
     with pytest.raises(ValueError, match="one list per answer sentence"):

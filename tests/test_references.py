@@ -3,22 +3,34 @@
 from __future__ import annotations
 
 import pytest
+from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
-from rag.references import match_references, split_sentences
+from rag.references import ReferenceMatcher, split_sentences
+from rag.settings import ReferenceSettings
 
 
-def table_scorer(table: dict[str, list[float]], chunks: list[str], calls: list | None = None):
-    """Score (segment, chunk) from a table keyed by segment text; unknown segments score 0."""
+class TableScorer:
+    """Scores (segment, chunk) from a table keyed by segment text; unknown segments score 0.
+    Keeps every batch it was asked for."""
 
-    def score(pairs):
-        if calls is not None:
-            calls.append(len(pairs))
-        return [table.get(seg, [0.0] * len(chunks))[chunks.index(chunk)] for seg, chunk in pairs]
+    kind = "table"
 
-    return score
+    def __init__(self, table: dict[str, list[float]], chunks: list[str]):
+        self.table, self.chunks = table, chunks
+        self.batches: list[list[tuple[str, str]]] = []
+
+    def __call__(self, pairs):
+        self.batches.append(list(pairs))
+        return [self.table.get(seg, [0.0] * len(self.chunks))[self.chunks.index(chunk)] for seg, chunk in pairs]
 
 
 CHUNKS = ["c0", "c1", "c2"]
+
+
+def matcher(table, threshold, max_span, chunks=CHUNKS, **tuning) -> ReferenceMatcher:
+    """The matcher as the pipeline builds it, the rest of its settings at their defaults."""
+    settings = ReferenceSettings(threshold=threshold, max_span=max_span, **tuning)
+    return ReferenceMatcher.from_settings(settings, TableScorer(table, chunks))
 
 
 def spans(segments):
@@ -34,11 +46,10 @@ def test_known_optimum_joins_only_when_joining_helps():
         "B C": [0.2, 0.1, 0.6],
         "A B C": [0.5, 0.1, 0.5],
     }
-    segments = match_references(
-        ["A", "B", "C"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 3, margin=0.0, context_bonus=0.3
-    )
+    segments = matcher(table, 0.5, 3, margin=0.0, context_bonus=0.3).match(["A", "B", "C"], CHUNKS)
     # A B joined: A counts 0.8, B min(0.8, 0.4 + 0.3) = 0.7: 1.5 beats 0.9 + max(0.4, 0.5) = 1.4.
     assert spans(segments) == [(0, 1, True, [0]), (2, 2, True, [2])]
+    assert [s.text for s in segments] == ["A B", "C"]
 
 
 def test_an_unsupported_sentence_cannot_ride_along_in_a_strong_segment():
@@ -47,34 +58,36 @@ def test_an_unsupported_sentence_cannot_ride_along_in_a_strong_segment():
         "W": [0.05, 0.02, 0.0],  # "The programme also bought a wind tunnel."
         "A W": [0.88, 0.0, 0.0],  # a bi-encoder barely notices the extra sentence
     }
-    segments = match_references(["A", "W"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 2)
+    segments = matcher(table, 0.5, 2).match(["A", "W"], CHUNKS)
     assert spans(segments) == [(0, 0, True, [0]), (1, 1, False, [])]
     # Without the per-sentence cap (an unbounded bonus) W would be swallowed as supported.
-    loose = match_references(["A", "W"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 2, context_bonus=1.0)
+    loose = matcher(table, 0.5, 2, context_bonus=1.0).match(["A", "W"], CHUNKS)
     assert spans(loose) == [(0, 1, True, [0])]
 
 
 def test_does_not_merge_into_one_giant_segment_or_split_needlessly():
     table = {"A": [0.9, 0, 0], "B": [0, 0.9, 0], "A B": [0.5, 0.5, 0]}
-    segments = match_references(["A", "B"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 2)
+    segments = matcher(table, 0.5, 2).match(["A", "B"], CHUNKS)
     assert spans(segments) == [(0, 0, True, [0]), (1, 1, True, [1])]
     tie = {"A": [0.9, 0, 0], "B": [0.9, 0, 0], "A B": [0.9, 0, 0]}
-    segments = match_references(["A", "B"], CHUNKS, table_scorer(tie, CHUNKS), 0.5, 2)
+    segments = matcher(tie, 0.5, 2).match(["A", "B"], CHUNKS)
     assert spans(segments) == [(0, 1, True, [0])]  # equal support: fewer segments
 
 
 def test_threshold_marks_unsupported_and_moves_with_threshold():
     table = {"A": [0.9, 0, 0], "B": [0.45, 0.4, 0], "A B": [0.6, 0, 0]}
-    low = match_references(["A", "B"], CHUNKS, table_scorer(table, CHUNKS), 0.4, 1)
-    high = match_references(["A", "B"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 1)
+    built = matcher(table, 0.5, 1)
+    low = built.match(["A", "B"], CHUNKS, threshold=0.4)  # overridden for this call only
+    high = built.match(["A", "B"], CHUNKS)
     assert spans(low) == [(0, 0, True, [0]), (1, 1, True, [0, 1])]  # 0.40 within margin of 0.45
     assert spans(high) == [(0, 0, True, [0]), (1, 1, False, [])]
     assert high[1].score == pytest.approx(0.45)
+    assert spans(matcher(table, 0.4, 1).match(["A", "B"], CHUNKS)) == spans(low)
 
 
 def test_margin_gives_several_references_best_first():
     table = {"A": [0.7, 0.9, 0.88]}
-    segments = match_references(["A"], CHUNKS, table_scorer(table, CHUNKS), 0.5, 1, margin=0.05)
+    segments = matcher(table, 0.5, 1, margin=0.05).match(["A"], CHUNKS)
     assert [r.chunk for r in segments[0].references] == [1, 2]
     assert segments[0].sentences == [0, 0]
 
@@ -82,26 +95,45 @@ def test_margin_gives_several_references_best_first():
 def test_max_span_bounds_segments_and_one_batched_call():
     sentences = ["s0", "s1", "s2", "s3", "s4"]
     table = {" ".join(sentences[i : j + 1]): [0.9, 0, 0] for i in range(5) for j in range(i, 5)}
-    calls: list[int] = []
-    segments = match_references(sentences, CHUNKS, table_scorer(table, CHUNKS, calls), 0.5, 2)
+    built = matcher(table, 0.5, 2)
+    segments = built.match(sentences, CHUNKS)
     assert all(s.end - s.start + 1 <= 2 for s in segments)
     assert [s.start for s in segments] == [0, 2, 4]
-    assert calls == [(5 + 4) * 3]  # every span up to 2 sentences x every chunk, in one call
+    # every span up to 2 sentences x every chunk, in one call
+    assert [len(batch) for batch in built.scorer.batches] == [(5 + 4) * 3]
 
 
 def test_empty_answer_one_sentence_and_no_chunks():
-    assert match_references([], CHUNKS, table_scorer({}, CHUNKS), 0.5, 3) == []
-    one = match_references(["A"], CHUNKS, table_scorer({"A": [0.2, 0.7, 0.1]}, CHUNKS), 0.5, 3)
+    assert matcher({}, 0.5, 3).match([], CHUNKS) == []
+    one = matcher({"A": [0.2, 0.7, 0.1]}, 0.5, 3).match(["A"], CHUNKS)
     assert spans(one) == [(0, 0, True, [1])]
-    none = match_references(["A", "B"], [], table_scorer({}, []), 0.5, 3)
+    none = matcher({}, 0.5, 3, chunks=[]).match(["A", "B"], [])
     assert [s.supported for s in none] == [False] and none[0].references == []
 
 
 def test_duplicate_pairs_scored_once():
-    calls: list[int] = []
     table = {"X": [0.9, 0.9, 0.9], "X X": [0.9, 0.9, 0.9]}
-    match_references(["X", "X"], ["c", "c", "c"], table_scorer(table, ["c", "c", "c"], calls), 0.5, 2)
-    assert calls == [2]  # ("X", "c") and ("X X", "c")
+    built = matcher(table, 0.5, 2, chunks=["c", "c", "c"])
+    built.match(["X", "X"], ["c", "c", "c"])
+    assert [len(batch) for batch in built.scorer.batches] == [2]  # ("X", "c") and ("X X", "c")
+
+
+def test_run_scores_the_claims_against_the_chunks_as_embedded():
+    """At the answer level: citation markers and the cited file's name are left out of what is
+    scored, the chunk is read with its header, and each segment keeps the text as written."""
+    node = TextNode(text="The HIC15 was 412.", metadata={"doc": "report-2024-08.docx", "Title": "FT-2024-07"},
+                    excluded_embed_metadata_keys=["doc"])
+    chunk = node.get_content(metadata_mode=MetadataMode.EMBED)
+    assert chunk.startswith("Title: FT-2024-07")
+    claim, other = "The HIC15 was 412 in .", "The programme bought a wind tunnel."
+    built = matcher({claim: [0.9]}, 0.5, 1, chunks=[chunk])
+    answer = f"The HIC15 was 412 in report-2024-08.docx [1]. {other}"
+    segments = built.run(answer, [NodeWithScore(node=node, score=1.0)])
+    assert built.scorer.batches == [[(claim, chunk), (other, chunk)]]
+    assert [(s.text, s.supported, [r.chunk for r in s.references]) for s in segments] == [
+        ("The HIC15 was 412 in report-2024-08.docx [1].", True, [0]), (other, False, [])]
+    stricter = built.run(answer, [NodeWithScore(node=node, score=1.0)], threshold=0.95)
+    assert [s.supported for s in stricter] == [False, False]
 
 
 @pytest.mark.parametrize(
