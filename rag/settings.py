@@ -1,7 +1,9 @@
 """Typed settings: `ragqa.toml`, overridden by `RAGQA_<SECTION>__<KEY>` environment variables.
 
 A fork for a new document set edits only its TOML. Relative paths in the settings are taken
-relative to the folder of the config file, so a config works from any working directory.
+relative to the folder of the config file, so a config works from any working directory: a
+path field says so by its type (`ConfigFile`, `ConfigPath`), and every such field of every
+section is resolved when the settings load.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import os
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 from pydantic_settings import (
@@ -26,11 +28,23 @@ DEFAULT_CONFIG = REPO_ROOT / "ragqa.toml"
 _config_file: ContextVar[Path] = ContextVar("ragqa_config_file", default=DEFAULT_CONFIG)
 
 
+class ConfigFile:
+    """Marks a file setting, `Annotated[Path, ConfigFile()]`: a relative path is looked up
+    beside the config, then among the shipped files (a copied ragqa.toml keeps the shipped
+    prompts); a file found in neither place is an error at load time, not when a command first
+    reads it."""
+
+
+class ConfigPath:
+    """Marks a folder, or a file that may be left empty, `Annotated[str | Path, ConfigPath()]`: a
+    relative path is taken from the config's folder; empty stays empty (the setting's default)."""
+
+
 class LLMSettings(BaseModel):
     backend: Literal["llamacpp", "vllm"] = Field(
         "llamacpp", description="llamacpp: embedded GGUF; vllm: an OpenAI-compatible server."
     )
-    model_path: str = Field("", description="GGUF file; empty means the prepared Qwen GGUF.")
+    model_path: Annotated[str, ConfigPath()] = Field("", description="GGUF file; empty means the prepared Qwen GGUF.")
     n_ctx: int = Field(4096, description="Context window in tokens.")
     n_threads: int = Field(0, description="llama.cpp threads; 0 means all cores.")
     max_new_tokens: int = 256
@@ -43,7 +57,9 @@ class LLMSettings(BaseModel):
 
 
 class EmbeddingSettings(BaseModel):
-    model_path: str = Field("", description="sentence-transformers folder; empty means prepared e5.")
+    model_path: Annotated[str, ConfigPath()] = Field(
+        "", description="sentence-transformers folder; empty means prepared e5."
+    )
     query_prefix: str = "query: "
     passage_prefix: str = "passage: "
     batch_size: int = 16
@@ -77,7 +93,7 @@ class HeaderSettings(BaseModel):
         default_factory=dict, description="Field -> regex over the first page/slide; group 1 is the value."
     )
     llm: bool = Field(False, description="Ask the LLM for fields no other source gave (cached).")
-    llm_prompt_file: Path = Field(Path("prompts/header.txt"), description="Prompt of the LLM extraction.")
+    llm_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/header.txt"), description="Prompt of the LLM extraction.")
 
 
 class IngestSettings(BaseModel):
@@ -88,7 +104,7 @@ class IngestSettings(BaseModel):
     max_table_cells: int = Field(
         1_000_000, description="A CSV/XLSX with more cells (rows x columns) is refused (Docling's table limit)."
     )
-    docling_artifacts_path: str = Field(
+    docling_artifacts_path: Annotated[str, ConfigPath()] = Field(
         "", description="Folder of downloaded Docling layout models; empty: model-free PDF pipeline."
     )
 
@@ -120,15 +136,15 @@ class ScoringSettings(BaseModel):
     reranker: Literal["ltr", "scorer"] = Field(
         "ltr", description="Rerank stage: the learned ranker over retrieval features, or the relevance scorer alone."
     )
-    ranker_file: Path = Field(Path("rag/ranker.json"), description="Weights of the learned ranker (ragqa train reranker).")
-    reranker_path: str = Field("", description="Fine-tuned CrossEncoder folder; empty: bi-encoder.")
+    ranker_file: Annotated[Path, ConfigFile()] = Field(Path("rag/ranker.json"), description="Weights of the learned ranker (ragqa train reranker).")
+    reranker_path: Annotated[str, ConfigPath()] = Field("", description="Fine-tuned CrossEncoder folder; empty: bi-encoder.")
     cosine_center: float = Field(0.84, description="Cosine that maps to a score of 0.5.")
     cosine_scale: float = Field(0.025, description="Cosine distance per logit unit.")
     support: Literal["learned", "llm"] = Field(
         "learned", description="Matcher's support scorer: the learned support model, or the LLM server as verifier."
     )
-    support_file: Path = Field(Path("rag/support.json"), description="Weights of the learned support model.")
-    verifier_prompt_file: Path = Field(Path("prompts/verify.txt"), description="Prompt of the LLM verifier.")
+    support_file: Annotated[Path, ConfigFile()] = Field(Path("rag/support.json"), description="Weights of the learned support model.")
+    verifier_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/verify.txt"), description="Prompt of the LLM verifier.")
     verifier_concurrency: int = Field(8, description="Verifier requests in flight (support = llm).")
 
 
@@ -164,9 +180,9 @@ class EvaluationSettings(BaseModel):
     """The LLM judge of `ragqa eval answers|judge|ragas` and its prompts."""
 
     judge_llm: LLMSettings | None = Field(None, description="Judge backend; absent: the [llm] backend.")
-    judge_prompt_file: Path = Field(Path("prompts/judge.txt"), description="Single-answer grading prompt.")
-    pairwise_prompt_file: Path = Field(Path("prompts/judge_pairwise.txt"), description="Pairwise prompt.")
-    no_rag_prompt_file: Path = Field(Path("prompts/no_rag.txt"), description="Prompt of --no-rag runs.")
+    judge_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/judge.txt"), description="Single-answer grading prompt.")
+    pairwise_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/judge_pairwise.txt"), description="Pairwise prompt.")
+    no_rag_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/no_rag.txt"), description="Prompt of --no-rag runs.")
     retries: int = Field(2, description="Extra judge calls when its reply is not the JSON asked for.")
     timeout_s: float = Field(600, description="Longest wait for one judge call.")
     concurrency: int = Field(1, description="Judge calls in flight (raise it for a vLLM server).")
@@ -175,7 +191,7 @@ class EvaluationSettings(BaseModel):
 class TrainingSettings(BaseModel):
     """`ragqa qa generate` and `ragqa train reranker|retriever`."""
 
-    qa_prompt_file: Path = Field(Path("prompts/qa_generate.txt"), description="Question generation prompt.")
+    qa_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/qa_generate.txt"), description="Question generation prompt.")
     questions_per_chunk: int = Field(3, description="Questions asked per chunk.")
     max_new_tokens: int = Field(512, description="Generation budget of one chunk's questions and answers.")
 
@@ -185,21 +201,21 @@ class Settings(BaseSettings):
         env_prefix="RAGQA_", env_nested_delimiter="__", extra="ignore"
     )
 
-    storage_dir: Path = Field(Path("storage"), description="Root of all run-time state.")
-    models_dir: Path = Field(Path(""), description="Prepared models; empty: storage_dir/models.")
-    prompt_file: Path = Field(Path("prompts/answer.txt"), description="The generation prompt.")
+    storage_dir: Annotated[Path, ConfigPath()] = Field(Path("storage"), description="Root of all run-time state.")
+    models_dir: Annotated[Path, ConfigPath()] = Field(Path(""), description="Prepared models; empty: storage_dir/models.")
+    prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/answer.txt"), description="The generation prompt.")
     refusal: str = "I cannot answer this from the documents."
     answer_language: str = Field(
         "auto", description="Language of the answers; auto: the question's (Korean or English)."
     )
-    condense_prompt_file: Path = Field(
+    condense_prompt_file: Annotated[Path, ConfigFile()] = Field(
         Path("prompts/condense.txt"), description="Rewrites a follow-up into a question that stands alone."
     )
     history_turns: int = Field(3, ge=0, description="Earlier turns of a chat the rewriting sees; 0: none.")
     translate_questions: bool = Field(
         True, description="Translate a question into the corpus's language (Korean/English) before retrieval when they differ."
     )
-    translate_prompt_file: Path = Field(Path("prompts/translate.txt"), description="Translates a question.")
+    translate_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/translate.txt"), description="Translates a question.")
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
@@ -226,15 +242,11 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, _config_file.get()))
 
     def model_post_init(self, __context: object) -> None:
-        base = _config_file.get().resolve().parent
-        self.storage_dir = (base / self.storage_dir).resolve()
+        _resolve_paths(self, _config_file.get().resolve().parent)
         if self.storage_dir.exists() and not self.storage_dir.is_dir():
             raise ValueError(f"storage_dir {self.storage_dir} is a file, not a folder")
-        self.models_dir = (base / self.models_dir).resolve() if str(self.models_dir) not in ("", ".") else self.storage_dir / "models"
-        if self.scoring.reranker_path:
-            self.scoring.reranker_path = str((base / self.scoring.reranker_path).resolve())
-        for section, name in _file_fields(self):
-            setattr(section, name, _resolve_file(base, name, getattr(section, name)))
+        if _empty(self.models_dir):
+            self.models_dir = self.storage_dir / "models"
 
     # Run-time state lives under storage_dir so one variable moves all of it.
     @property
@@ -266,24 +278,30 @@ GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 EMBEDDING_NAME = "multilingual-e5-small"
 
 
-def _file_fields(settings: Settings) -> list[tuple[BaseModel, str]]:
-    """(section, name) of every file setting (a Path field named *_file), top level and sections."""
-    found = []
-    for model in (settings, *(getattr(settings, name) for name in type(settings).model_fields)):
-        if isinstance(model, BaseModel):
-            found += [(model, name) for name, info in type(model).model_fields.items()
-                      if name.endswith("_file") and info.annotation is Path]
-    return found
+def _resolve_paths(model: BaseModel, base: Path, prefix: str = "") -> None:
+    """Resolve the `ConfigFile` and `ConfigPath` fields of `model` and of every section in it
+    (`evaluation.judge_llm` included when given) against the config's folder `base`."""
+    for name, info in type(model).model_fields.items():
+        value, key = getattr(model, name), prefix + name
+        if isinstance(value, BaseModel):
+            _resolve_paths(value, base, f"{key}.")
+        elif any(isinstance(marker, ConfigFile) for marker in info.metadata):
+            setattr(model, name, _resolve_file(base, key, value))
+        elif any(isinstance(marker, ConfigPath) for marker in info.metadata) and not _empty(value):
+            resolved = (base / value).resolve()
+            setattr(model, name, resolved if isinstance(value, Path) else str(resolved))
 
 
-def _resolve_file(base: Path, name: str, path: Path) -> Path:
-    """A relative file is looked up beside the config, then among the shipped files (a copied
-    ragqa.toml keeps the shipped prompts); a file found in neither place is an error now, not
-    when a command first reads it."""
+def _empty(path: str | Path) -> bool:
+    """Unset: "" (a Path field cannot tell "" from ".", so "." there too)."""
+    return path == "" or path == Path("")
+
+
+def _resolve_file(base: Path, key: str, path: Path) -> Path:
     for candidate in (base / path, REPO_ROOT / path):
         if candidate.is_file():
             return candidate.resolve()
-    raise ValueError(f"{name} {path} not found (looked in {base} and {REPO_ROOT})")
+    raise ValueError(f"{key} {path} not found (looked in {base} and {REPO_ROOT})")
 
 
 class SettingsLoadError(ValueError):

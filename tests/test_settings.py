@@ -28,6 +28,27 @@ def test_fork_config_relative_to_its_folder_and_env_overrides(tmp_path, monkeypa
     assert settings.chunking.chunk_size == 900  # untouched keys keep their defaults
 
 
+def test_model_and_artifact_paths_are_relative_to_the_config(tmp_path, monkeypatch):
+    """Every path setting, in any section, is taken from the config's folder, not the working
+    directory; an empty one keeps meaning the default."""
+    config = tmp_path / "fork" / "fork.toml"
+    config.parent.mkdir()
+    config.write_text('[llm]\nmodel_path = "models/own.gguf"\n[embedding]\nmodel_path = "models/e5"\n'
+                      '[ingest]\ndocling_artifacts_path = "docling"\n'
+                      '[evaluation.judge_llm]\nmodel_path = "models/judge.gguf"\n')
+    monkeypatch.chdir(tmp_path)
+    settings, folder = load_settings(config), config.parent.resolve()
+    assert settings.llm.model_path == str(folder / "models" / "own.gguf")
+    assert settings.gguf_path == folder / "models" / "own.gguf"
+    assert settings.embedding_path == folder / "models" / "e5"
+    assert settings.ingest.docling_artifacts_path == str(folder / "docling")
+    assert settings.evaluation.judge_llm.model_path == str(folder / "models" / "judge.gguf")
+    assert settings.scoring.reranker_path == ""  # empty: the default
+    config.write_text('[scoring]\nsupport_file = "mine.json"\n')
+    with pytest.raises(ValueError, match=r"scoring.support_file mine.json not found"):
+        load_settings(config)
+
+
 def test_config_from_environment_and_errors(tmp_path, monkeypatch):
     config = tmp_path / "other.toml"
     config.write_text("[store]\ncollection = \"other\"\n")
