@@ -131,7 +131,7 @@ def test_init_evaluate_ingests_generates_and_prints_a_baseline(base_settings, mo
     docs = report_decks(tmp_path / "docs")
     fork = tmp_path / "fork"
     result = ragqa(monkeypatch, base_settings.models_dir, "init", str(fork), "--docs", str(docs), "--evaluate",
-                 "--questions", "2", "--answers", "1")
+                 "--questions", "1", "--answers", "1")
     assert result.exit_code == 0, result.output
     settings = load_settings(fork / "ragqa.toml")
     stored = set(collection(settings).get()["ids"])
