@@ -63,7 +63,9 @@ def build_llm(settings: Settings, cfg: LLMSettings | None = None) -> LLM:
             timeout=cfg.timeout_s,
             max_retries=cfg.max_retries,
         )
-    return _llamacpp(str(_require(settings.gguf_path, "the Qwen GGUF")), cfg.n_ctx, cfg.n_threads,
+    # A judge section may name its own GGUF; empty means the prepared one.
+    gguf = Path(cfg.model_path) if cfg.model_path else settings.gguf_path
+    return _llamacpp(str(_require(gguf, "the Qwen GGUF")), cfg.n_ctx, cfg.n_threads,
                      cfg.max_new_tokens, cfg.temperature)
 
 

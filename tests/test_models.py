@@ -71,3 +71,13 @@ def test_corrupt_e5_source_is_reported(tmp_path):
     bogus.write_bytes(b"NOPE" + bytes(100))
     with pytest.raises(ModelPreparationError, match="not an E5S1 file"):
         prepare.read_e5s1(bogus)
+
+
+def test_a_judge_with_its_own_gguf_loads_that_file(base_settings, tmp_path):
+    """`[evaluation.judge_llm] model_path` names another GGUF: it is the one loaded (here it is
+    missing, so the error names it), not the generator's."""
+    from rag.models import ModelNotPreparedError, build_llm
+
+    judge = base_settings.llm.model_copy(update={"model_path": str(tmp_path / "judge.gguf")})
+    with pytest.raises(ModelNotPreparedError, match="judge.gguf"):
+        build_llm(base_settings, judge)
