@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -40,7 +40,13 @@ class ConfigPath:
     relative path is taken from the config's folder; empty stays empty (the setting's default)."""
 
 
-class LLMSettings(BaseModel):
+class Section(BaseModel):
+    """A `[section]` of the config; a key it does not define is an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class LLMSettings(Section):
     backend: Literal["llamacpp", "vllm"] = Field(
         "llamacpp", description="llamacpp: embedded GGUF; vllm: an OpenAI-compatible server."
     )
@@ -56,7 +62,7 @@ class LLMSettings(BaseModel):
     max_retries: int = 2
 
 
-class EmbeddingSettings(BaseModel):
+class EmbeddingSettings(Section):
     model_path: Annotated[str, ConfigPath()] = Field(
         "", description="sentence-transformers folder; empty means prepared e5."
     )
@@ -65,12 +71,12 @@ class EmbeddingSettings(BaseModel):
     batch_size: int = 16
 
 
-class StoreSettings(BaseModel):
+class StoreSettings(Section):
     collection: str = "ragqa"
     chroma_url: str = Field("", description="http://host:port of a Chroma server; empty: on disk.")
 
 
-class ChunkingSettings(BaseModel):
+class ChunkingSettings(Section):
     chunk_size: int = Field(900, gt=0, description="Upper bound of a chunk in characters.")
     chunk_overlap: int = Field(150, ge=0, description="Characters shared by consecutive split chunks.")
 
@@ -81,7 +87,7 @@ class ChunkingSettings(BaseModel):
         return self
 
 
-class HeaderSettings(BaseModel):
+class HeaderSettings(Section):
     """Key fields of a document, prefixed to each of its chunks (the paper's Ver.1)."""
 
     enabled: bool = Field(True, description="false: no prefix (the paper's Ver.0).")
@@ -96,7 +102,7 @@ class HeaderSettings(BaseModel):
     llm_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/header.txt"), description="Prompt of the LLM extraction.")
 
 
-class IngestSettings(BaseModel):
+class IngestSettings(Section):
     pdf_strategy: Literal["text", "layout", "markdown", "anchored"] = Field(
         "anchored", description="PDF extraction: text layer, layout blocks, structure, structure + pages."
     )
@@ -109,7 +115,7 @@ class IngestSettings(BaseModel):
     )
 
 
-class RetrievalSettings(BaseModel):
+class RetrievalSettings(Section):
     top_n: int = Field(20, description="Chunks retrieved before reranking.")
     top_k: int = Field(5, description="Chunks kept after reranking and given to the LLM.")
     min_score: float = Field(
@@ -117,7 +123,7 @@ class RetrievalSettings(BaseModel):
     )
 
 
-class ContextSettings(BaseModel):
+class ContextSettings(Section):
     """How retrieved chunks are written into the prompt (rag/context.py)."""
 
     context_tokens: int = Field(
@@ -130,7 +136,7 @@ class ContextSettings(BaseModel):
         return self.context_tokens or (300 if backend == "llamacpp" else 3000)
 
 
-class ScoringSettings(BaseModel):
+class ScoringSettings(Section):
     """Bi-encoder cosines of e5 crowd into [0.7, 0.95]; a logistic maps them onto [0, 1]."""
 
     reranker: Literal["ltr", "scorer"] = Field(
@@ -148,7 +154,7 @@ class ScoringSettings(BaseModel):
     verifier_concurrency: int = Field(8, description="Verifier requests in flight (support = llm).")
 
 
-class UISettings(BaseModel):
+class UISettings(Section):
     host: str = Field("127.0.0.1", description="Address `ragqa serve` binds; 0.0.0.0 shares it on the network.")
     port: int = Field(7860, description="Port of `ragqa serve`.")
     users: list[str] = Field(
@@ -167,7 +173,7 @@ class UISettings(BaseModel):
         return dict(pairs)
 
 
-class ReferenceSettings(BaseModel):
+class ReferenceSettings(Section):
     threshold: float = Field(0.5, description="Calibrated score under which a segment is unsupported.")
     max_span: int = Field(3, description="Most sentences one segment may join.")
     margin: float = Field(0.05, description="Other chunks within this of the best are cited too.")
@@ -176,7 +182,7 @@ class ReferenceSettings(BaseModel):
     )
 
 
-class EvaluationSettings(BaseModel):
+class EvaluationSettings(Section):
     """The LLM judge of `ragqa eval answers|judge|ragas` and its prompts."""
 
     judge_llm: LLMSettings | None = Field(None, description="Judge backend; absent: the [llm] backend.")
@@ -188,7 +194,7 @@ class EvaluationSettings(BaseModel):
     concurrency: int = Field(1, description="Judge calls in flight (raise it for a vLLM server).")
 
 
-class TrainingSettings(BaseModel):
+class TrainingSettings(Section):
     """`ragqa qa generate` and `ragqa train reranker|retriever`."""
 
     qa_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/qa_generate.txt"), description="Question generation prompt.")
@@ -198,7 +204,7 @@ class TrainingSettings(BaseModel):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="RAGQA_", env_nested_delimiter="__", extra="ignore"
+        env_prefix="RAGQA_", env_nested_delimiter="__", extra="forbid"
     )
 
     storage_dir: Annotated[Path, ConfigPath()] = Field(Path("storage"), description="Root of all run-time state.")
@@ -319,11 +325,7 @@ def load_settings(config: Path | str | None = None) -> Settings:
     except tomllib.TOMLDecodeError as error:
         raise SettingsLoadError(f"{path}: TOML syntax error: {error}") from error
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in e['loc'])}: {e['msg'].removeprefix('Value error, ')}"
-            if e["loc"] else e["msg"].removeprefix("Value error, ")
-            for e in error.errors()
-        )
+        problems = "; ".join(_problem(e) for e in error.errors())
         raise SettingsLoadError(f"{path}: {problems}") from error
     except SettingsError as error:
         raise SettingsLoadError(_env_hint(error)) from error
@@ -331,6 +333,16 @@ def load_settings(config: Path | str | None = None) -> Settings:
         raise SettingsLoadError(f"{path}: {error}") from error
     finally:
         _config_file.reset(token)
+
+
+def _problem(error: dict) -> str:
+    """One validation error as `key: reason`; an unknown key says where else it may come from."""
+    key = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        variable = "RAGQA_" + "__".join(str(part) for part in error["loc"]).upper()
+        return f"{key}: unknown key (misspelt? or a {variable} variable); the keys are in rag/settings.py"
+    reason = error["msg"].removeprefix("Value error, ")
+    return f"{key}: {reason}" if key else reason
 
 
 def _env_hint(error: SettingsError) -> str:

@@ -87,6 +87,10 @@ def test_copied_config_finds_the_shipped_prompts_and_names_missing_files(tmp_pat
         ("", {"RAGQA_HEADERS__FIELDS": "Title,Region"},
          r"RAGQA_HEADERS__FIELDS: a list or table setting from the environment must be JSON"),
         ('storage_dir = "a-file"\n', {}, r"storage_dir .*a-file is a file, not a folder"),
+        # A misspelt key would leave the default in force unnoticed.
+        ("[retrieval]\ntop_k = 3\ntopn = 40\n", {}, r"bad.toml: retrieval.topn: unknown key"),
+        ('storage = "x"\n', {}, r"storage: unknown key"),
+        ("", {"RAGQA_LLM__MODLE": "x"}, r"llm.modle: unknown key \(misspelt\? or a RAGQA_LLM__MODLE variable\)"),
     ],
 )
 def test_settings_errors_are_one_line(tmp_path, monkeypatch, toml, env, message):
