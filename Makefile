@@ -8,8 +8,9 @@ PORT ?= 7860
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 # llama.cpp for any x86-64 with AVX2: a -march=native build uses AMX/AVX-512 tiles that some
 # virtual machines advertise but do not enable (SIGILL), and pip's wheel cache would carry a
-# native build to another CPU.
-export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+# native build to another CPU. LLAVA_BUILD=OFF skips the multimodal library (text only here),
+# a part of the compile a fresh machine waits for.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
 
 .PHONY: install models ingest-sample demo test test-fast clean-storage
 
