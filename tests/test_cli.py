@@ -151,3 +151,129 @@ def test_documents_are_listed_and_removed(base_settings, monkeypatch, tmp_path):
     assert removed.exit_code == 1 and "removed battery.md" in removed.output
     assert "error: not indexed: nothing.md" in removed.output
     assert [line.split("\t")[0] for line in cli(monkeypatch, settings, "documents").output.splitlines()] == ["cafeteria.md"]
+
+
+def fork_config(folder, monkeypatch, text: str):
+    """`folder`/fork.toml holding `text`, with nothing in the environment pointing elsewhere; a
+    decoy $RAGQA_CONFIG catches a command that ignores --config."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("RAGQA_STORAGE_DIR", "RAGQA_MODELS_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    decoy = folder / "decoy.toml"
+    decoy.write_text('storage_dir = "decoy"\nmodels_dir = "decoy-models"\n', encoding="utf-8")
+    monkeypatch.setenv("RAGQA_CONFIG", str(decoy))
+    config = folder / "fork.toml"
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def test_ingest_prune_and_reset_from_the_command_line(base_settings, monkeypatch, tmp_path):
+    """`ragqa ingest --config fork.toml DOCS`, then `--prune` after a file left DOCS, then
+    `--reset OTHER`: the documents listed and the chunks in both retrieval channels follow."""
+    from rag.retrieval import bm25_retriever
+    from rag.settings import load_settings
+    from rag.store import collection
+
+    config = fork_config(tmp_path, monkeypatch, f'storage_dir = "state"\nmodels_dir = "{base_settings.models_dir}"\n')
+    docs, other = tmp_path / "docs", tmp_path / "other"
+    docs.mkdir()
+    other.mkdir()
+    (docs / "alpha.md").write_text("# Alpha\n\nThe alpha pump delivers 40 litres a minute.", encoding="utf-8")
+    (docs / "bravo.md").write_text("# Bravo\n\nThe bravo valve opens at 3 bar.", encoding="utf-8")
+    (other / "charlie.md").write_text("# Charlie\n\nThe charlie tank holds 900 litres.", encoding="utf-8")
+    runner = CliRunner()
+
+    def run(*args: str):
+        result = runner.invoke(app, [*args, "--config", str(config)])
+        assert result.exit_code == 0, result.output
+        return result.stdout  # stderr: progress bars
+
+    def listed() -> list[str]:
+        return [line.split("\t")[0] for line in run("documents").splitlines()]
+
+    settings = load_settings(config)
+    assert settings.storage_dir == tmp_path / "state"
+
+    def stored_docs() -> set[str]:
+        return {m["doc"] for m in collection(settings).get(include=["metadatas"])["metadatas"]}
+
+    def keyword_docs(word: str) -> set[str]:
+        return {n.node.metadata["doc"] for n in bm25_retriever(settings).retrieve(word) if word in n.node.get_content()}
+
+    assert run("ingest", str(docs)).startswith("2 files: 2 indexed")
+    assert listed() == ["alpha.md", "bravo.md"] and stored_docs() == {"alpha.md", "bravo.md"}
+    assert not (tmp_path / "decoy").exists()  # the store is the fork's, not $RAGQA_CONFIG's
+
+    (docs / "bravo.md").unlink()
+    run("ingest", str(docs))
+    assert listed() == ["alpha.md", "bravo.md"] and stored_docs() == {"alpha.md", "bravo.md"}  # kept without --prune
+    assert "1 pruned" in run("ingest", "--prune", str(docs))
+    last = json.loads((settings.reports_dir / "last_ingest.json").read_text())  # the same report, on disk
+    assert (last["pruned"], last["unchanged"], last["failed"]) == (1, 1, [])
+    assert listed() == ["alpha.md"] and stored_docs() == {"alpha.md"}
+    assert keyword_docs("bravo") == set() and keyword_docs("alpha") == {"alpha.md"}
+
+    assert run("ingest", "--reset", str(other)).startswith("1 file: 1 indexed")
+    assert listed() == ["charlie.md"] and stored_docs() == {"charlie.md"}
+    assert keyword_docs("alpha") == set() and keyword_docs("charlie") == {"charlie.md"}
+
+
+def test_models_prints_the_prepared_paths_and_redoes_nothing(base_settings, monkeypatch, tmp_path):
+    """`ragqa models --config fork.toml` on a models folder that is already prepared: both
+    paths printed, nothing copied, converted or stamped again, in well under the time a GGUF
+    assembly (1.1 GB) or the e5 conversion takes. The folder links to the shared models, so a
+    rebuild would replace the links instead of writing into them."""
+    import time
+
+    models = tmp_path / "models"
+    models.mkdir()
+    for model in (base_settings.gguf_path, base_settings.embedding_path):
+        (models / model.name).symlink_to(model)
+        stamp = model.with_name(model.name + ".stamp.json")
+        (models / stamp.name).write_bytes(stamp.read_bytes())
+    config = fork_config(tmp_path, monkeypatch, 'storage_dir = "state"\nmodels_dir = "models"\n')
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in models.glob("*.stamp.json")}
+    expected = [f"llm: {models / base_settings.gguf_path.name}", f"embedding: {models / base_settings.embedding_path.name}"]
+    for _ in range(2):  # idempotent
+        started = time.monotonic()
+        result = CliRunner().invoke(app, ["models", "--config", str(config)])
+        took = time.monotonic() - started
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines() == expected
+        assert took < 5, f"`ragqa models` took {took:.1f} s on prepared models"
+    assert all((models / model.name).is_symlink() for model in (base_settings.gguf_path, base_settings.embedding_path))
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in models.glob("*.stamp.json")} == before
+    assert sorted(p.name for p in models.iterdir()) == sorted(
+        [*before, base_settings.embedding_path.name, base_settings.gguf_path.name])  # no .partial left
+
+
+def test_ask_answers_from_the_documents_and_header_values_given(sample_indexed, monkeypatch):
+    """`ragqa ask --json --doc A --doc B --where Region=...`: both filters hold at once. Measured
+    on the sample corpus: with the two decks alone the Europe deck FT-2024-07 is shown to the
+    LLM, with North America alone SI-2024-03 is; together only SI-2024-05 is left."""
+    question = "What was the impact speed of the test?"
+    result = cli(monkeypatch, sample_indexed, "ask", question, "--json", "--doc", "SI-2024-05.pptx",
+                 "--doc", "FT-2024-07.pptx", "--where", "Region=North America")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["answerable"] and answer["sources"], answer  # answered (50 km/h), not refused
+    assert {s["doc"] for s in answer["sources"]} == {"SI-2024-05.pptx"}
+    assert {r["doc"] for s in answer["segments"] for r in s["references"]} == {"SI-2024-05.pptx"}
+
+
+def test_every_command_that_reads_settings_takes_config():
+    """README: every command that reads settings takes --config FILE. Only hash-password reads
+    none (it hashes what is typed)."""
+    import typer
+
+    def leaves(command, path=()):
+        if hasattr(command, "commands"):  # a group (typer's own click)
+            for name, sub in command.commands.items():
+                yield from leaves(sub, (*path, name))
+        else:
+            yield " ".join(path), command
+
+    commands = dict(leaves(typer.main.get_command(app)))
+    assert {"models", "ingest", "ask", "documents", "report", "eval judge", "eval ragas", "train reranker"} <= set(commands)
+    lacking = sorted(name for name, command in commands.items() if not any("--config" in p.opts for p in command.params))
+    assert lacking == ["hash-password"]

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, ScriptedLLM, fresh_settings
 
-from evaluation.judge import Judge, combine_orders, parse_grades, parse_preferences
+from evaluation.judge import CRITERIA, Judge, combine_orders, parse_grades, parse_preferences
 from evaluation.references import evaluate_references, load_gold
-from evaluation.runner import compare, ragas_answers, run_answers, run_pairwise, run_references, run_retrieval
+from evaluation.report import fmt
+from evaluation.runner import compare, run_answers, run_references, run_retrieval
 from evaluation.runs import Run
 from rag.settings import load_settings
 
@@ -122,46 +123,125 @@ def test_eval_retrieval_and_references_write_runs(indexed, corpus, tmp_path):
     assert "| stages.hybrid.map@1 |" in (both / "report.md").read_text()
 
 
+def last_line(result) -> Path:
+    """The run folder a `ragqa eval ...` or `ragqa report` printed last (stdout; stderr has bars)."""
+    assert result.exit_code == 0, result.output
+    return Path(result.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.slow
-def test_answers_judge_pairwise_and_resume_without_network(pipeline, tmp_path, no_network):
+def test_answers_judge_pairwise_and_resume_without_network(pipeline, monkeypatch, no_network):
+    """FORKING.md step 5 from the command line: an answers run cut short, graded by `ragqa eval
+    judge RUN`, then resumed with --judge (only the missing questions answered and graded),
+    scored by `ragqa eval ragas RUN --metric ...` (only the metrics named), then compared with a
+    --no-rag run by `ragqa eval judge --a RUN --b RUN` (both orders asked)."""
+    from conftest import cli
+
+    from rag.pipeline import RagPipeline
+
     settings = fresh_settings(pipeline.settings, pipeline.settings.storage_dir)
+    questions = {json.loads(line)["id"]: json.loads(line)["question"] for line in QA.read_text().splitlines()}
+    asked, graded, pairwise_prompts = [], [], []
+    real_answer, real_grade, real_ask = RagPipeline.answer, Judge.grade, Judge._ask
+
+    def answer(self, question, *args, **kwargs):
+        asked.append(question)
+        return real_answer(self, question, *args, **kwargs)
+
+    def grade(self, question, *args, **kwargs):
+        graded.append(question)
+        return real_grade(self, question, *args, **kwargs)
+
+    def ask(self, prompt, parse):
+        if parse is parse_preferences:
+            pairwise_prompts.append(prompt)
+        return real_ask(self, prompt, parse)
+
+    monkeypatch.setattr(RagPipeline, "answer", answer)
+    monkeypatch.setattr(Judge, "grade", grade)
+    monkeypatch.setattr(Judge, "_ask", ask)
+
     first = run_answers(settings, QA, limit=1, pipeline=pipeline, progress=False)
-    assert [r["id"] for r in Run(first).results()] == ["battery-peak"]
-    # Resume: the answered question is kept, the others are answered, then graded.
-    path = run_answers(settings, QA, judge=True, resume=first, pipeline=pipeline, progress=False)
+    assert [r["id"] for r in Run(first).results()] == ["battery-peak"] and asked == [questions["battery-peak"]]
+    assert last_line(cli(monkeypatch, settings, "eval", "judge", str(first))) == first
+    assert graded == [questions["battery-peak"]] and len(Run(first).results("judge")) == 1
+    answered, judged = (first / "results.jsonl").read_text(), (first / "judge.jsonl").read_text()
+
+    # Resume: the answered and graded question is kept as it was; only the others are answered
+    # and graded.
+    asked.clear()
+    graded.clear()
+    resumed = cli(monkeypatch, settings, "eval", "answers", "--qa", str(QA), "--resume", str(first), "--judge")
+    path = last_line(resumed)
     assert path == first
+    assert asked == [questions["cafeteria-friday"], questions["world-cup"]] and graded == asked
+    for name, before in (("results", answered), ("judge", judged)):
+        text = (path / f"{name}.jsonl").read_text()
+        assert text.startswith(before) and len(text.splitlines()) == 3  # appended, nothing rewritten
     rows = {r["id"]: r for r in Run(path).results()}
     assert set(rows) == {"battery-peak", "cafeteria-friday", "world-cup"}
     assert rows["battery-peak"]["answered"] and "61" in rows["battery-peak"]["answer"]
     assert rows["battery-peak"]["gold_ids"] and rows["battery-peak"]["gold_ids"][0] in rows["battery-peak"]["retrieved_ids"]
     assert not rows["world-cup"]["answered"]
     metrics = json.loads((path / "metrics.json").read_text())
+    assert metrics["answers"]["n_questions"] == 3
     assert metrics["answers"]["refusal_accuracy"] == 1.0 and metrics["answers"]["refused_when_unanswerable"] == 1.0
     from test_formats import errors
 
     assert not errors("answers_metrics.schema.json", metrics)  # docs/FORMATS.md
     # The correctness check ran on both answerable items; the battery answer states 61 (above).
     assert metrics["answers"]["n_checked"] == 2 and metrics["answers"]["right_when_answerable"] >= 0.5
-    grades = Run(path).results("judge")
-    assert len(grades) == 3 and metrics["judge"]["n_graded"] + metrics["judge"]["n_failed"] == 3
-    assert metrics["judge"]["n_graded"] >= 2  # the 1.5B judge mostly keeps to the JSON
-    assert all(1 <= g["judge"]["correctness"] <= 5 for g in grades if "error" not in g["judge"])
+
+    # Every answer graded, on the 1-5 scale: the greedy 1.5B judge kept to the JSON on all three
+    # (a malformed reply is asked again, evaluation.judge.Judge._ask).
+    grades = {g["id"]: g["judge"] for g in Run(path).results("judge")}
+    assert set(grades) == set(rows) and all("error" not in g for g in grades.values()), grades
+    assert all(isinstance(g[c], int) and 1 <= g[c] <= 5 for g in grades.values() for c in CRITERIA)
+    assert (metrics["judge"]["n_graded"], metrics["judge"]["n_failed"]) == (3, 0)
+    for criterion in CRITERIA:
+        assert metrics["judge"][criterion] == pytest.approx(sum(g[criterion] for g in grades.values()) / 3, abs=1e-3)
     report = (path / "report.md").read_text()
     assert "## LLM judge" in report and (path / "judge_scores.png").is_file()
 
-    ragas_answers(settings, path, embedding=pipeline.embedding, metrics=["rouge", "id_context_recall"], progress=False)
-    ragas = json.loads((path / "metrics.json").read_text())["ragas"]
-    assert ragas["id_context_recall"]["n"] >= 1 and ragas["id_context_recall"]["mean"] == 1.0  # gold chunks retrieved
-    assert 0.0 < ragas["rouge"]["mean"] <= 1.0 and "## RAGAS" in (path / "report.md").read_text()
-    ragas_answers(settings, path, embedding=pipeline.embedding, metrics=["bleu"], progress=False)  # adds one
-    assert {"rouge", "bleu", "id_context_recall"} <= set(json.loads((path / "metrics.json").read_text())["ragas"])
+    def ragas_rows() -> dict[str, dict]:
+        return {r["id"]: r["scores"] for r in Run(path).results("ragas")}
 
-    baseline = run_answers(settings, QA, no_rag=True, limit=1, pipeline=pipeline, progress=False)
-    assert Run(baseline).results()[0]["contexts"] == []
-    pair = run_pairwise(settings, path, baseline, llm=pipeline.llm)
+    assert last_line(cli(monkeypatch, settings, "eval", "ragas", str(path), "--metric", "rouge",
+                         "--metric", "id_context_recall")) == path
+    scored = ragas_rows()  # the answered questions only: a refusal has nothing to score
+    assert set(scored) == {"battery-peak", "cafeteria-friday"}
+    assert all(set(s) == {"rouge", "id_context_recall"} for s in scored.values()), scored  # only those named
+    ragas = json.loads((path / "metrics.json").read_text())["ragas"]
+    assert set(ragas) == {"rouge", "id_context_recall"}
+    assert ragas["id_context_recall"]["n"] == 2 and ragas["id_context_recall"]["mean"] == 1.0  # gold chunks retrieved
+    assert 0.0 < ragas["rouge"]["mean"] <= 1.0 and "## RAGAS" in (path / "report.md").read_text()
+    assert last_line(cli(monkeypatch, settings, "eval", "ragas", str(path), "--metric", "bleu")) == path  # adds one
+    again = ragas_rows()
+    assert all(set(s) == {"rouge", "bleu", "id_context_recall"} for s in again.values())
+    assert {k: s["rouge"] for k, s in again.items()} == {k: s["rouge"] for k, s in scored.items()}  # kept
+    assert set(json.loads((path / "metrics.json").read_text())["ragas"]) == {"rouge", "bleu", "id_context_recall"}
+
+    baseline = last_line(cli(monkeypatch, settings, "eval", "answers", "--qa", str(QA), "--no-rag", "--limit", "1"))
+    assert Run(baseline).config()["no_rag"] and Run(baseline).results()[0]["contexts"] == []
+    assert len(asked) == 2  # the bare LLM answered, not the pipeline
+    pair = last_line(cli(monkeypatch, settings, "eval", "judge", "--a", str(path), "--b", str(baseline)))
+    assert pair.parent == settings.reports_dir and pair not in (path, baseline)
+    # Both orders were asked: A's answer first, then B's first.
+    answer_a, answer_b = rows["battery-peak"]["answer"], Run(baseline).results()[0]["answer"]
+    assert answer_a != answer_b and len(pairwise_prompts) == 2
+    assert pairwise_prompts[0].index(answer_a) < pairwise_prompts[0].index(answer_b)
+    assert pairwise_prompts[1].index(answer_b) < pairwise_prompts[1].index(answer_a)
+    [verdict] = [r["pair"] for r in Run(pair).results()]
+    assert "error" not in verdict, verdict
+    for order in ("a_first", "b_first"):
+        assert set(verdict[order]) == set(CRITERIA) and set(verdict[order].values()) <= {"1", "2", "tie"}
+    assert verdict["outcome"] == combine_orders(verdict["a_first"], verdict["b_first"])
     pairwise = json.loads((pair / "metrics.json").read_text())["pairwise"]
-    assert pairwise["n_compared"] + pairwise["n_failed"] == 1
-    assert (pair / "pairwise.png").is_file() or pairwise["n_compared"] == 0
+    assert (pairwise["n_compared"], pairwise["n_failed"]) == (1, 0)
+    for criterion in CRITERIA:
+        counts = pairwise[criterion]
+        assert counts["win"] + counts["tie"] + counts["lose"] == 1 and counts[verdict["outcome"][criterion]] == 1
+    assert (pair / "pairwise.png").is_file()
     assert no_network == []
 
 
@@ -178,6 +258,21 @@ def test_cli_prints_the_run_folder_last(base_settings, tmp_path, monkeypatch):
     assert folder.parent == tmp_path / "storage" / "reports" and (folder / "report.md").is_file()
     again = CliRunner().invoke(app, ["report", str(folder)])
     assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == str(folder)
+    # A second run under a fork's settings (--config), then both side by side (`ragqa report A B`).
+    fork = tmp_path / "fork.toml"
+    fork.write_text("[references]\nthreshold = 0.95\n", encoding="utf-8")
+    strict = last_line(CliRunner().invoke(app, ["eval", "references", "--gold", str(GOLD), "--config", str(fork)]))
+    a, b = (json.loads((run / "metrics.json").read_text()) for run in (folder, strict))
+    assert (a["threshold"], b["threshold"]) == (base_settings.references.threshold, 0.95)
+    assert b["coverage"] < a["coverage"]  # fewer sentences reach the stricter threshold
+    both = last_line(CliRunner().invoke(app, ["report", str(folder), str(strict)]))
+    assert both.parent == folder.parent and both not in (folder, strict)
+    side = (both / "report.md").read_text()
+    assert f"A: `{folder}`" in side and f"B: `{strict}`" in side
+    for key in ("threshold", "precision", "coverage", "n_sentences"):
+        assert f"| {key} | {fmt(a[key])} | {fmt(b[key])} | {fmt(b[key] - a[key])} |" in side, side
+    diff = json.loads((both / "metrics.json").read_text())["diff"]
+    assert diff["coverage"] == {"a": a["coverage"], "b": b["coverage"], "delta": b["coverage"] - a["coverage"]}
     wrong = CliRunner().invoke(app, ["eval", "judge", "--a", str(folder)])
     assert wrong.exit_code == 1 and "either one answers run" in wrong.output
     empty = CliRunner().invoke(app, ["eval", "retrieval", "--qa", str(QA)])
