@@ -28,6 +28,8 @@ def test_hybrid_is_fused_from_both_channels(stages):
 
 
 def test_learned_ranker_beats_every_earlier_stage(stages):
+    """All 42 answerable sample questions; measured: rerank MAP@1 0.810, Success@5 1.0."""
+    assert stages["rerank"]["map@1"] >= 0.78 and stages["rerank"]["success@5"] >= 0.95, stages["rerank"]
     best = max(stages[s]["map@1"] for s in ("dense", "bm25", "hybrid"))
     assert stages["rerank"]["map@1"] >= best
     assert stages["rerank"]["mrr"] > stages["hybrid"]["mrr"]
@@ -100,6 +102,15 @@ def test_train_reranker_improves_an_untrained_ranker(sample_indexed, tmp_path, m
     encoder = bi_encoder(settings, build_embedding(settings))
     rerank = build_reranker(fresh_settings(settings, settings.storage_dir, scoring={"ranker_file": out}), encoder, encoder, 5)
     assert rerank._ranker.weights == LinearRanker.load(out).weights != [0.0] * len(FEATURES)
+
+
+def test_no_held_out_question_gives_no_figure():
+    """A corpus of fewer chunks than the holdout step holds none out: no figure, not a 0."""
+    from training.ranker import ranking_figures
+
+    assert ranking_figures([], None) == {"questions": 0, "map@1": None, "mrr": None}
+    one = [(np.zeros((2, len(FEATURES))), np.array([0.0, 1.0]))]
+    assert ranking_figures(one, None) == {"questions": 1, "map@1": 0.0, "mrr": 0.5}
 
 
 def test_a_ranker_file_of_other_features_is_refused(tmp_path):

@@ -61,20 +61,21 @@ def candidate_features(
     return out
 
 
-def ranking_figures(examples: Sequence[tuple[np.ndarray, np.ndarray]], score) -> dict[str, float]:
+def ranking_figures(examples: Sequence[tuple[np.ndarray, np.ndarray]], score) -> dict[str, float | None]:
     """MAP@1 (the top candidate is relevant) and MRR of the first relevant candidate; a question
     whose candidates hold nothing relevant counts 0, as in evaluation.metrics. `score` maps a
-    feature matrix to scores; None keeps retrieval's own (hybrid) order."""
+    feature matrix to scores; None keeps retrieval's own (hybrid) order. Without held-out
+    questions (a corpus of under `holdout` chunks) the figures are None, not a failing 0."""
     firsts = []
     for rows, labels in examples:
         order = np.arange(len(labels)) if score is None else np.argsort(-score(rows), kind="stable")
         hits = np.flatnonzero(labels[order])
         firsts.append(hits[0] + 1 if len(hits) else None)
-    n = max(len(firsts), 1)
+    n = len(firsts)
     return {
-        "questions": len(firsts),
-        "map@1": round(sum(f == 1 for f in firsts) / n, 4),
-        "mrr": round(sum(1 / f for f in firsts if f) / n, 4),
+        "questions": n,
+        "map@1": round(sum(f == 1 for f in firsts) / n, 4) if n else None,
+        "mrr": round(sum(1 / f for f in firsts if f) / n, 4) if n else None,
     }
 
 
