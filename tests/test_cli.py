@@ -220,11 +220,8 @@ def test_ingest_prune_and_reset_from_the_command_line(base_settings, monkeypatch
 
 def test_models_prints_the_prepared_paths_and_redoes_nothing(base_settings, monkeypatch, tmp_path):
     """`ragqa models --config fork.toml` on a models folder that is already prepared: both
-    paths printed, nothing copied, converted or stamped again, in well under the time a GGUF
-    assembly (1.1 GB) or the e5 conversion takes. The folder links to the shared models, so a
-    rebuild would replace the links instead of writing into them."""
-    import time
-
+    paths printed, nothing copied, converted or stamped again. The folder links to the shared
+    models, so a rebuild would replace the links instead of writing into them."""
     models = tmp_path / "models"
     models.mkdir()
     for model in (base_settings.gguf_path, base_settings.embedding_path):
@@ -235,12 +232,9 @@ def test_models_prints_the_prepared_paths_and_redoes_nothing(base_settings, monk
     before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in models.glob("*.stamp.json")}
     expected = [f"llm: {models / base_settings.gguf_path.name}", f"embedding: {models / base_settings.embedding_path.name}"]
     for _ in range(2):  # idempotent
-        started = time.monotonic()
         result = CliRunner().invoke(app, ["models", "--config", str(config)])
-        took = time.monotonic() - started
         assert result.exit_code == 0, result.output
         assert result.stdout.splitlines() == expected
-        assert took < 5, f"`ragqa models` took {took:.1f} s on prepared models"
     assert all((models / model.name).is_symlink() for model in (base_settings.gguf_path, base_settings.embedding_path))
     assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in models.glob("*.stamp.json")} == before
     assert sorted(p.name for p in models.iterdir()) == sorted(
