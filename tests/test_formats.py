@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import BATTERY_Q, FIXTURES, UNRELATED_Q, fresh_settings
+from conftest import BATTERY_Q, FIXTURES, UNRELATED_Q, cli, fresh_settings
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
@@ -65,19 +65,36 @@ def test_the_schemas_reject_what_breaks_the_format():
                                                       "gold": [["0"]]})
 
 
-def test_answers_and_feedback_follow_the_format(pipeline, base_settings, tmp_path):
+def test_answers_and_feedback_follow_the_format(pipeline, base_settings, tmp_path, monkeypatch):
+    """The formats, then FORKING step 9's export rules through `ragqa feedback export`."""
     from app.feedback import FeedbackLog, export
 
     answered, refused = pipeline.answer(BATTERY_Q).to_dict(), pipeline.answer(UNRELATED_Q).to_dict()
     assert answered["answerable"] and not refused["answerable"]
     for answer in (answered, refused):
         assert not errors("answer.schema.json", answer)
-    log = FeedbackLog.of(fresh_settings(base_settings, tmp_path / "storage"))
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    log = FeedbackLog.of(settings)
     log.add(answered, "up", "ok", pipeline.settings)
     log.add(refused, "down", "it is in the cafeteria notes")
     assert not [e for record in log.records() for e in errors("feedback_record.schema.json", record)]
     export(log, tmp_path / "rated.jsonl")
     assert not [e for item in lines(tmp_path / "rated.jsonl") for e in errors("qa_item.schema.json", item)]
+
+    def exported(rating: str) -> list[dict]:
+        out = tmp_path / f"{rating}.jsonl"
+        result = cli(monkeypatch, settings, "feedback", "export", str(out), "--rating", rating)
+        assert result.exit_code == 0 and f"written to {out}" in result.stdout, result.output
+        return lines(out)
+
+    [gold] = exported("up")  # rated up: a gold item, its supported references as evidence
+    cited = {r["chunk_id"] for s in answered["segments"] if s["supported"] for r in s["references"]}
+    assert gold["answer"] == answered["answer"] and {e["chunk_id"] for e in gold["evidence"]} == cited
+    [open_item] = exported("down")  # rated down: no gold; the rejected answer and the comment kept
+    assert open_item["answerable"] and open_item["answer"] is None and open_item["evidence"] == []
+    assert open_item["feedback"] == open_item["feedback"] | {"answer_given": refused["answer"], "comment": "it is in the cafeteria notes"}
+    log.add(answered, "down", "the figure is wrong after all")  # the last rating counts
+    assert exported("up") == [] and len(exported("down")) == 2
 
 
 def test_run_folders_follow_the_format(indexed, tmp_path):
