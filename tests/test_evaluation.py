@@ -277,3 +277,13 @@ def test_cli_prints_the_run_folder_last(base_settings, tmp_path, monkeypatch):
     assert wrong.exit_code == 1 and "either one answers run" in wrong.output
     empty = CliRunner().invoke(app, ["eval", "retrieval", "--qa", str(QA)])
     assert empty.exit_code == 1 and "no documents are indexed" in empty.output
+    # --corpus stops when a file fails to ingest, naming it; the configured store is left alone.
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "notes.md").write_text("# Notes\n\nThe pump delivers 40 litres a minute.", encoding="utf-8")
+    (corpus / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    stopped = CliRunner().invoke(app, ["eval", "retrieval", "--qa", str(QA), "--corpus", str(corpus),
+                                       "--vary", "headers.enabled=true,false"])
+    assert stopped.exit_code == 1 and "1 files of --corpus failed to ingest" in stopped.output, stopped.output
+    assert "broken.pdf: corrupt or unreadable PDF" in stopped.output
+    assert "no documents are indexed" in CliRunner().invoke(app, ["eval", "retrieval", "--qa", str(QA)]).output
