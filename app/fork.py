@@ -31,8 +31,7 @@ def fork_overrides(survey: Survey, models_dir: Path) -> dict[str, Any]:
 
 def survey_notes(survey: Survey, docs: list[Path]) -> dict[str, list[str]]:
     """Comments above a section: why `ragqa init` proposed its values."""
-    fields = [f"{f.name}: from the {f.source} in {f.files} file(s), e.g. {', '.join(repr(v) for v in f.values[:2])}"
-              for f in survey.fields]
+    fields = [f"{f.name}: {f.evidence}" for f in survey.fields]
     return {
         "": [f"Written by `ragqa init` for {', '.join(str(d) for d in docs)}: {survey.files} files, "
              f"{len(survey.sampled)} sampled ({survey.hangul_files} mostly in Korean).",

@@ -64,8 +64,7 @@ def _print_survey(found) -> None:
     typer.echo(f"surveyed {len(found.sampled)} of {found.files} files ({formats}); "
                f"{found.hangul_files} of the sampled mostly in Korean")
     for field in found.fields:
-        typer.echo(f"  field {field.name!r} from the {field.source} in {field.files} file(s), "
-                   f"e.g. {', '.join(repr(v) for v in field.values[:2])}")
+        typer.echo(f"  field {field.name!r} {field.evidence}")
     if found.filename_pattern:
         typer.echo(f"  filename_pattern {found.filename_pattern}")
     typer.echo(f"  pdf_strategy {found.pdf_strategy}: {found.pdf_reason}")
@@ -88,7 +87,6 @@ def _baseline(config: Path, docs: list[Path], questions: int, answers: int) -> N
     from evaluation.runner import run_answers, run_retrieval
     from evaluation.runs import Run
     from ingestion.pipeline import ingest
-    from rag.models import build_llm
     from rag.settings import load_settings
     from training.qa_generation import QAGenerator, generate_qa
 
@@ -98,14 +96,12 @@ def _baseline(config: Path, docs: list[Path], questions: int, answers: int) -> N
     if not report.chunks and not report.unchanged:
         fail(ValueError("nothing was indexed: see the failed files above"))
     qa = config.parent / "qa" / "generated.jsonl"
-    cfg = settings.training
-    llm = build_llm(settings, settings.llm.model_copy(update={"max_new_tokens": cfg.max_new_tokens}))
-    counts = generate_qa(settings, qa, QAGenerator(llm, cfg.qa_prompt_file.read_text(encoding="utf-8"),
-                                                   cfg.questions_per_chunk), limit=questions)
+    generator = QAGenerator.from_settings(settings)
+    counts = generate_qa(settings, qa, generator, limit=questions)
     typer.echo(f"{counts['questions']} questions from {counts['chunks']} chunks -> {qa}")
     if not qa.is_file() or not qa.read_text(encoding="utf-8").strip():
         fail(ValueError("the LLM wrote no usable question: check the [llm] settings"))
-    del llm  # the answers run loads its own, with the answer's token budget
+    del generator  # the answers run loads its own LLM, with the answer's token budget
     retrieval = run_retrieval(settings, qa, name="baseline-retrieval")
     for stage, figures in Run.open(retrieval).metrics()["stages"].items():
         typer.echo(f"  {stage:7s} " + "  ".join(f"{k} {v:.3f}" for k, v in figures.items() if isinstance(v, float)))

@@ -22,16 +22,12 @@ def generate(
     config: ConfigOption = None,
 ) -> None:
     """Ask the LLM for questions each stored chunk answers (resumes an interrupted run)."""
-    from rag.models import build_llm
     from training.qa_generation import QAGenerator, generate_qa
 
     settings = settings_from(config)
     out = out or settings.storage_dir / "qa" / "generated.jsonl"
-    cfg = settings.training
-    llm = build_llm(settings, settings.llm.model_copy(update={"max_new_tokens": cfg.max_new_tokens}))
-    generator = QAGenerator(llm, cfg.qa_prompt_file.read_text(encoding="utf-8"), cfg.questions_per_chunk)
     try:
-        counts = generate_qa(settings, out, generator, doc, limit)
+        counts = generate_qa(settings, out, QAGenerator.from_settings(settings), doc, limit)
     except ValueError as error:
         fail(error)
     typer.echo(

@@ -41,6 +41,11 @@ class FieldProposal:
     def files(self) -> int:
         return len(self.values)
 
+    @property
+    def evidence(self) -> str:
+        """Where it was found and two values, as `ragqa init` prints it and writes it in the config."""
+        return f"from the {self.source} in {self.files} file(s), e.g. {', '.join(repr(v) for v in self.values[:2])}"
+
 
 @dataclass
 class Survey:

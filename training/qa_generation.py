@@ -53,6 +53,15 @@ class QAGenerator:
     per_chunk: int = 3
     retries: int = 1
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> QAGenerator:
+        """The configured LLM with `[training]`'s budget, prompt and questions per chunk."""
+        from rag.models import build_llm
+
+        cfg = settings.training
+        llm = build_llm(settings, settings.llm.model_copy(update={"max_new_tokens": cfg.max_new_tokens}))
+        return cls(llm, cfg.qa_prompt_file.read_text(encoding="utf-8"), cfg.questions_per_chunk)
+
     def __call__(self, text: str) -> list[dict[str, str]]:
         for _ in range(1 + self.retries):
             reply = self.llm.complete(self.prompt.format(n=self.per_chunk, text=text)).text
