@@ -7,7 +7,8 @@ words. An answer is right when it states every figure
 with its unit (thousands separators, decimal commas, spacing and unit spelling normalised: "1,204"
 = "1204", "61,2 kN" = "61.2kN", "14 밀리초" = "14 ms") or, without figures, when it holds the
 content words (at least two thirds of them for a long answer; Korean particles and endings after
-a word are tolerated: "화성 시험소에서" holds "화성 시험소"). No model is involved, so the figure
+a word are tolerated: "화성 시험소에서" holds "화성 시험소"). A gold answer that starts with yes or
+no also needs the answer's yes or no. No model is involved, so the figure
 is the same on every run and every machine; the judge covers what a key value cannot.
 """
 
@@ -110,17 +111,48 @@ def content_words(text: str) -> list[str]:
     return list(dict.fromkeys(w for w in _words(text) if w not in _STOP and not w.isdigit()))
 
 
+_YES = re.compile(r"^\W*(yes|예|네)\b", re.I)
+_NO = re.compile(r"^\W*(no|아니요|아니오|아뇨)\b", re.I)
+_NEGATION = re.compile(r"\b(no|not|never|none)\b|n't|않|아니|없", re.I)
+
+
+def polarity(text: str) -> bool | None:
+    """The yes or no a text starts with; None when it starts with neither."""
+    if _YES.match(text):
+        return True
+    if _NO.match(text):
+        return False
+    return None
+
+
 def states_answer(answer: str, reference: str) -> bool:
-    """Whether `answer` states the key value of the gold `reference` (module docstring)."""
+    """Whether `answer` states the key value of the gold `reference` (module docstring). A gold
+    answer that starts with yes or no is met by the same yes or no (said, or without one, by
+    negating or not), or, when the answer says neither, by the key value of the rest ("out of
+    scope in 2024"); "Yes, it is part of the 2024 programme" holds "2024" but is wrong."""
+    wanted_polarity = polarity(reference)
+    if wanted_polarity is not None:
+        said = polarity(answer)
+        meant = (not _NEGATION.search(answer)) if said is None else said
+        rest = _NO.sub("", _YES.sub("", reference)).strip(" ,.")
+        return meant is wanted_polarity or (said is None and bool(rest) and _states_value(answer, rest, words_too=True))
+    return _states_value(answer, reference)
+
+
+def _states_value(answer: str, reference: str, words_too: bool = False) -> bool:
+    """The key value check; `words_too` asks for the content words as well as the figures."""
     wanted = figures(reference)
     if wanted:
         stated = figures(answer)
-        return all(
+        if not all(
             any(abs(value - v) < 1e-9 and (unit is None or u == unit) for v, u in stated) for value, unit in wanted
-        )
-    words = content_words(reference)
+        ):
+            return False
+        if not words_too:
+            return True
+    words = [w for w in content_words(reference) if not figures(w)]
     if not words:
-        return False
+        return bool(wanted)  # only here with words_too, the figures stated
     held = set(_words(answer))
     found = sum(any(h == w or h.startswith(w) for h in held) for w in words)
     return found == len(words) if len(words) <= 3 else found >= 2 * len(words) / 3

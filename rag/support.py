@@ -39,9 +39,9 @@ import numpy as np
 
 from rag.files import write_text_atomically
 from rag.ranking import Logistic
-from rag.references import split_sentences
+from rag.references import _MARKER, split_sentences
 from rag.context import markdown_tables
-from rag.scoring import _NUMBER, BiEncoderScorer, Pair, Scorer, across_scripts, hangul_script, lexical_support, trigrams
+from rag.scoring import _HANGUL, _LATIN, _NUMBER, BiEncoderScorer, Pair, Scorer, across_scripts, hangul_script, lexical_support, trigrams
 
 SAME = ("cosine", "wording", "numbers_missing")
 CROSS = ("cosine", "passage_cosine", "numbers_missing", "latin")
@@ -127,6 +127,67 @@ def table_support(segment: str, chunk: str) -> bool:
         if covered == figures and (valued or (not figures and best >= 2)):
             return True
     return False
+
+
+CODE_SUPPORT = 0.8  # the score of a cross-script segment whose codes its chunk states (code_support)
+_CODE = re.compile(r"`([^`\n]{2,80})`|([^\s`]+)")
+_CODE_SIGN = re.compile(r"[A-Za-z].*[/.@_-]|[/.@_-].*[A-Za-z]")
+
+
+def codes(text: str) -> set[str]:
+    """The text's codes: the words it writes in backticks, and Latin-script words with a path,
+    dot, at, dash or underscore inside ("/etc/modules", "file-rc", "xyz@packages.debian.org"),
+    not plain words ("squeeze", "Debian") that a sentence about anything may name."""
+    found = set()
+    for quoted, word in _CODE.findall(_MARKER.sub("", text)):
+        for token in quoted.split() if quoted else [word]:
+            token = re.sub(r"[^\x21-\x7e]+.*$", "", token.strip("\"'“”‘’()[]<>,;:")).rstrip(".,;:")
+            if re.search(r"[A-Za-z0-9]{3,}", token) and re.search(r"[A-Za-z]", token) and (quoted or _CODE_SIGN.search(token)):
+                found.add(token.lower())
+    return found
+
+
+def korean_weighted(text: str) -> bool:
+    """Korean by its share of the text, a syllable counted as three letters: a Korean sentence
+    around a command ("패키지는 `reportbug`입니다.", 7 syllables, 9 letters) is Korean, as is a
+    Korean FAQ chunk full of commands (rag/scoring.hangul_script counts them one to one, as the
+    support model was fitted)."""
+    return 3 * len(_HANGUL.findall(text)) > len(_LATIN.findall(text))
+
+
+def code_support(segment: str, chunk: str, common: set[str] = frozenset()) -> bool:
+    """Whether the chunk states every code of a segment in the other script, and a passage
+    holding one of them (a sentence, or two adjacent) holds all its figures. Across scripts the
+    learned model's cosines do not back a terse answer whose content is a file, command or
+    package name ("부팅 때 불러올 모듈은 `/etc/modules` 파일에 둡니다." against the English FAQ's
+    sentence), while such a name, copied verbatim, is what the answer rests on. Plain words do
+    not count (a list of release names would back any of them for any release), nor do `common`
+    codes, those most of the chunks in question hold ("GNU/Linux"): they name the topic, not
+    the answer."""
+    if korean_weighted(segment) == korean_weighted(chunk):
+        return False
+    wanted = codes(segment) - common
+    text = " ".join(chunk.lower().split())
+    if not wanted or not all(code in text for code in wanted):
+        return False
+    figures = set(_NUMBER.findall(_MARKER.sub("", segment)))
+    return any(figures <= set(_NUMBER.findall(p)) for p in passages(chunk) if any(c in p.lower() for c in wanted))
+
+
+def common_codes(pairs: Sequence[Pair]) -> dict[str, set[str]]:
+    """Per segment, the codes that name the topic rather than an answer: those more than half
+    of the chunks it is scored against hold (of three or more), or one of their header prefixes (a title such as
+    "Getting support for Debian GNU/Linux")."""
+    chunks: dict[str, list[str]] = {}
+    for segment, chunk in pairs:
+        chunks.setdefault(segment, []).append(chunk)
+    common = {}
+    for segment, texts in chunks.items():
+        flat = [" ".join(t.lower().split()) for t in texts]
+        headers = " ".join(m.group(0).lower() for t in texts if (m := _HEADER.match(t)))
+        common[segment] = {code for code in codes(segment)
+                           if code in headers or (len(flat) > 2 and 2 * sum(code in t for t in flat) > len(flat))}
+    return common
 
 
 def centre_key(text: str, query: bool) -> str:
@@ -233,8 +294,11 @@ class LearnedSupport:
         # translation with one figure changed is otherwise nearly as close as the right one).
         present = 1.0 - same[:, SAME.index("numbers_missing")]
         scores = np.where(across, self.model.cross(cross), self.model.same(same)) * present
-        rows = [TABLE_SUPPORT if "|" in chunk and table_support(segment, chunk) else 0.0 for segment, chunk in pairs]
-        return np.maximum(scores, rows).tolist()
+        common = common_codes(pairs)
+        rules = [TABLE_SUPPORT if "|" in chunk and table_support(segment, chunk)
+                 else CODE_SUPPORT if code_support(segment, chunk, common[segment]) else 0.0
+                 for segment, chunk in pairs]
+        return np.maximum(scores, rules).tolist()
 
 
 def fit_logistic(rows: np.ndarray, labels: np.ndarray, features: tuple[str, ...], positive_weight: float) -> Logistic:

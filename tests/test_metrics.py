@@ -91,6 +91,14 @@ def test_aggregate_means_and_rank_over_found_bundles():
     ("It was run on 28 August 2024.", "2024-08-28", True),
     ("It was run on 28 July 2024.", "2024-08-28", False),
     ("Two points near the A-pillar base are red.", "2", True),
+    ("Yes, rear impact testing is part of the Model K programme in 2024.", "No, it is out of scope in 2024", False),
+    ("No, rear impact testing is out of scope in 2024.", "No, it is out of scope in 2024", True),
+    ("Rear impact testing is not part of the 2024 programme.", "No, it is out of scope in 2024", True),
+    ("Rear impact testing is out of scope for the Model K in 2024.", "No, it is out of scope in 2024", True),
+    ("Rear impact testing is part of the Model K programme in 2024.", "No, it is out of scope in 2024", False),
+    ("후방 충돌 시험은 2024년 프로그램에 포함되지 않습니다.", "No, it is out of scope in 2024", True),
+    ("Yes, the report is final.", "Yes", True),
+    ("The report is not final.", "Yes", False),
 ])
 def test_correctness_check_normalises_figures_units_and_korean_particles(answer, reference, right):
     assert states_answer(answer, reference) is right

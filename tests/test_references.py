@@ -201,3 +201,34 @@ def test_a_run_code_names_its_row_and_not_its_neighbours():
     assert table_support("Sled test SL-13 failed.", sled)
     assert not table_support("The peak deceleration reached by sled test SL-13 was 31.1 g.", sled)
     assert not table_support("Sled test SL-13 failed at 30.2.", sled)  # not the row's first value, its column not named
+
+
+FAQ = """Title: Chapter 12. Getting support for Debian GNU/Linux
+
+## 12.5. How do I report a bug in Debian?
+
+You can use the package reportbug that will guide you through the reporting process. Kernel modules to load at boot are listed in /etc/modules. Debian 6.0 was released as squeeze."""
+
+
+@pytest.mark.parametrize(("segment", "stated"), [
+    ("패키지는 `reportbug`입니다.", True),  # a terse Korean answer resting on a package name
+    ("부팅할 때 불러올 커널 모듈 목록은 `/etc/modules` 파일에 둡니다.", True),
+    ("부팅할 때 불러올 커널 모듈 목록은 `/etc/modprobe.conf` 파일에 둡니다.", False),  # not in the chunk
+    ("데비안 13 릴리스의 코드명은 \"squeeze\"입니다.", False),  # a plain word, not a code
+    ("데비안 13 릴리스의 코드명은 `squeeze`입니다.", False),  # the chunk's squeeze is 6.0's, not 13's
+    ("데비안 6.0 릴리스의 코드명은 `squeeze`입니다.", True),
+    ("Debian GNU/Linux는 많은 패키지를 포함합니다.", False),  # the title's name: the topic, not an answer
+    ("You can use the package reportbug to report a bug.", False),  # same script: the learned model decides
+])
+def test_a_code_copied_into_the_other_language_states_the_segment(segment, stated):
+    from rag.support import code_support, common_codes
+
+    assert code_support(segment, FAQ, common_codes([(segment, FAQ)])[segment]) is stated
+
+
+def test_a_code_most_of_the_chunks_hold_names_the_topic():
+    from rag.support import common_codes
+
+    chunks = ["apt-get install foo", "apt-get remove foo", "use dpkg-divert here"]
+    segment = "`apt-get`과 `dpkg-divert`를 씁니다."
+    assert common_codes([(segment, c) for c in chunks])[segment] == {"apt-get"}

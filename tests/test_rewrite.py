@@ -22,8 +22,9 @@ def test_a_translation_in_the_wrong_script_or_an_echo_is_not_used():
     assert rewriter("Korean: 펌프 P-20은 몇 시간 작동했나요?").translate("How long did P-20 run?", "Korean") == "펌프 P-20은 몇 시간 작동했나요?"
     assert rewriter("How long did P-20 run?").translate("How long did P-20 run?", "Korean") is None  # echoed
     assert rewriter("").translate("How long did P-20 run?", "Korean") is None
-    # An answer instead of a translation: a question comes back as a question.
-    assert rewriter("To clean the /var partition, use apt-get clean.").translate("/var 파티션은 어떻게 정리하나요?", "English") is None
+    # An answer instead of a translation is kept: it holds the question's words in the corpus's language.
+    assert rewriter("데비안 프로젝트는 1993년에 시작되었습니다.").translate("When was Debian started?", "Korean") == \
+        "데비안 프로젝트는 1993년에 시작되었습니다."
     # A Korean question about a file may hold more Latin letters than syllables.
     assert rewriter("/etc/kbd/config 파일은 무엇인가요?").translate("What is /etc/kbd/config?", "Korean") == \
         "/etc/kbd/config 파일은 무엇인가요?"
