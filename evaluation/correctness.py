@@ -95,6 +95,9 @@ def _unit_prefix(word: str) -> str | None:
 
 
 def _stem(word: str) -> str:
+    """The word without a Korean particle or ending, also after a Latin name ("gnash와")."""
+    if mixed := re.fullmatch(r"([^가-힣]+)([가-힣]+)", word):
+        return mixed.group(1) if mixed.group(2) in _PARTICLES else word
     if re.fullmatch(r"[가-힣]+", word):
         for particle in _PARTICLES:
             if word.endswith(particle) and len(word) > len(particle):

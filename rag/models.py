@@ -30,17 +30,13 @@ def _require(path: Path, what: str) -> Path:
     return path
 
 
-# What the GGUF's own chat template writes when a conversation has no system message: the
-# model was tuned with it, and reads its prompts worse without.
-QWEN_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
-
-
 def chatml_messages_to_prompt(messages: Sequence[ChatMessage], system_prompt: str | None = None) -> str:
-    """Qwen's ChatML, as the GGUF's template writes it. llama-index's LlamaCPP wrapper ignores
-    that template."""
+    """Qwen's ChatML. llama-index's LlamaCPP wrapper ignores the GGUF's own chat template. That
+    template adds Qwen's default system message to a conversation without one; it is left out
+    here (measured: no better on the sample QA, worse across languages, docs/BENCHMARKS.md)."""
     parts = []
-    if not any(message.role.value == "system" for message in messages):
-        parts.append(f"<|im_start|>system\n{system_prompt or QWEN_SYSTEM}<|im_end|>\n")
+    if system_prompt:
+        parts.append(f"<|im_start|>system\n{system_prompt}<|im_end|>\n")
     for message in messages:
         parts.append(f"<|im_start|>{message.role.value}\n{message.content}<|im_end|>\n")
     parts.append("<|im_start|>assistant\n")

@@ -31,7 +31,7 @@ from rag.support import support_scorer
 from rag.settings import Settings
 from rag.store import collection, stored_nodes
 
-_TEMPLATE_TOKENS = 32  # the chat template around the prompt: its system message and role markers (29 for Qwen)
+_TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
 
 
 class QuestionError(ValueError):

@@ -58,7 +58,14 @@ class QuestionRewriter:
         if not turns:
             return question
         conversation = "\n".join(f"User: {q}\nAssistant: {a}" for q, a in turns)
-        return _one_line(self.llm, self.condense_prompt.format(history=conversation, question=question)) or question
+        rewrite = _one_line(self.llm, self.condense_prompt.format(history=conversation, question=question))
+        if not rewrite:
+            return question
+        if leaked(rewrite, f"{conversation}\n{question}"):
+            # A code from the prompt's examples ("test A-12" for "that test"): the earlier
+            # question and this one together still name what was meant.
+            return f"{turns[-1][0]} {question}"
+        return rewrite
 
     def translate(self, question: str, language: str) -> str | None:
         """The question in `language`; None when the model did not write it in that language's
@@ -67,6 +74,15 @@ class QuestionRewriter:
         holds the question's words in the corpus's language, which is what retrieval needs."""
         reply = _one_line(self.llm, self.translate_prompt.format(question=question, language=language))
         return reply if reply and written_in(reply, language) else None
+
+
+_CODE = re.compile(r"\w*\d\w*(?:[-./]\w+)*|\w+(?:[-./]\w+)*[-./]\w*\d\w*")
+
+
+def leaked(rewrite: str, source: str) -> bool:
+    """Whether the rewrite names a code or figure ("A-12", "300") that the conversation does not."""
+    known = source.lower()
+    return any(code.lower() not in known for code in _CODE.findall(rewrite))
 
 
 def written_in(text: str, language: str) -> bool:

@@ -97,6 +97,8 @@ def test_aggregate_means_and_rank_over_found_bundles():
     ("Rear impact testing is out of scope for the Model K in 2024.", "No, it is out of scope in 2024", True),
     ("Rear impact testing is part of the Model K programme in 2024.", "No, it is out of scope in 2024", False),
     ("후방 충돌 시험은 2024년 프로그램에 포함되지 않습니다.", "No, it is out of scope in 2024", True),
+    ("플래시 파일은 gnash 또는 swfdec로 재생할 수 있습니다.", "gnash와 swfdec", True),  # a particle after a name
+    ("플래시 파일은 gnash로 재생할 수 있습니다.", "gnash와 swfdec", False),
     ("Yes, the report is final.", "Yes", True),
     ("The report is not final.", "Yes", False),
 ])

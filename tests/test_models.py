@@ -82,16 +82,3 @@ def test_a_judge_with_its_own_gguf_loads_that_file(base_settings, tmp_path):
     with pytest.raises(ModelNotPreparedError, match="judge.gguf"):
         build_llm(base_settings, judge)
 
-
-def test_prompts_are_written_as_the_ggufs_own_chat_template_writes_them(base_settings):
-    """llama-index's LlamaCPP ignores the GGUF's template; ours must render the same text,
-    the default system message included (the model was tuned with it)."""
-    from llama_cpp import Llama
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-    from rag.models import chatml_completion_to_prompt
-
-    vocab = Llama(model_path=str(base_settings.gguf_path), vocab_only=True, verbose=False)
-    template = Jinja2ChatFormatter(vocab.metadata["tokenizer.chat_template"], eos_token="<|im_end|>", bos_token="")
-    rendered = template(messages=[{"role": "user", "content": "What HIC15 did the driver reach?"}]).prompt
-    assert chatml_completion_to_prompt("What HIC15 did the driver reach?") == rendered

@@ -40,3 +40,12 @@ def test_a_follow_up_is_rewritten_only_with_history():
     assert llm.standalone("And the passenger?", [("What HIC15 did the driver reach in A-12?", "300 [1].")]) == \
         "What HIC15 did the passenger reach in A-12?"
     assert first_line('\n  "Translation: 질문?"  \nmore') == "질문?"
+
+
+def test_a_rewrite_that_names_a_code_from_the_prompts_examples_is_not_used():
+    history = [("What is the purpose of test SI-2024-03?", "It checks the B-pillar [1].")]
+    leaking = rewriter("Which dummy sat in the driver seat in the test A-12?")
+    assert leaking.standalone("Which dummy sat in the driver seat in that test?", history) == \
+        "What is the purpose of test SI-2024-03? Which dummy sat in the driver seat in that test?"
+    assert rewriter("Which dummy sat in the driver seat in SI-2024-03?").standalone(
+        "Which dummy sat in the driver seat in that test?", history) == "Which dummy sat in the driver seat in SI-2024-03?"
