@@ -24,7 +24,9 @@ them apart is cheap to compute and learned from annotated answers:
 
 Two logistic models, one for a segment in the chunk's script and one across scripts (they need
 their own calibration), with weights and the language centres in rag/support.json, fitted by
-benchmarks/fit_support.py.
+benchmarks/fit_support.py. Two rules back what the models cannot read: a Markdown table row that
+states the segment's cell (`table_support`), and a file, command or package name copied verbatim
+into an answer in the other language (`code_support`).
 """
 
 from __future__ import annotations
@@ -176,8 +178,8 @@ def code_support(segment: str, chunk: str, common: set[str] = frozenset()) -> bo
 
 def common_codes(pairs: Sequence[Pair]) -> dict[str, set[str]]:
     """Per segment, the codes that name the topic rather than an answer: those more than half
-    of the chunks it is scored against hold (of three or more), or one of their header prefixes (a title such as
-    "Getting support for Debian GNU/Linux")."""
+    of the chunks it is scored against hold (of three or more), or one of their header prefixes
+    holds (a title such as "Getting support for Debian GNU/Linux")."""
     chunks: dict[str, list[str]] = {}
     for segment, chunk in pairs:
         chunks.setdefault(segment, []).append(chunk)
