@@ -140,6 +140,18 @@ def test_support_takes_paraphrase_and_refuses_a_changed_figure(base_settings, su
     assert changed < threshold and foreign < threshold
 
 
+def test_support_backs_a_korean_answer_resting_on_a_copied_command(base_settings, support):
+    """Across scripts the cosines do not back a terse answer whose content is a file or package
+    name; the code rule does, and only for the chunk that holds it."""
+    faq = ("Title: Getting support\n\n## How do I report a bug?\n\nYou can use the package reportbug that "
+           "will guide you through the reporting process.")
+    other = "Title: Getting support\n\n## Are there logs of known bugs?\n\nSend an e-mail to request@bugs.debian.org."
+    stated, elsewhere, wrong = support([("패키지는 `reportbug`입니다.", faq), ("패키지는 `reportbug`입니다.", other),
+                                        ("패키지는 `bugreport`입니다.", faq)])
+    threshold = base_settings.references.threshold
+    assert stated > threshold and elsewhere < threshold and wrong < threshold
+
+
 def test_hybrid_scores_are_the_fusion_of_both_channels(store, pipeline):
     """Every hybrid score is the reciprocal-rank sum over dense AND BM25: dropping either
     channel from the fusion changes the scores of the chunks both found."""
