@@ -76,13 +76,13 @@ class QuestionRewriter:
         return reply if reply and written_in(reply, language) else None
 
 
-_CODE = re.compile(r"\w*\d\w*(?:[-./]\w+)*|\w+(?:[-./]\w+)*[-./]\w*\d\w*")
+_CODE_OR_FIGURE = re.compile(r"\w*\d\w*(?:[-./]\w+)*|\w+(?:[-./]\w+)*[-./]\w*\d\w*")
 
 
 def leaked(rewrite: str, source: str) -> bool:
     """Whether the rewrite names a code or figure ("A-12", "300") that the conversation does not."""
     known = source.lower()
-    return any(code.lower() not in known for code in _CODE.findall(rewrite))
+    return any(code.lower() not in known for code in _CODE_OR_FIGURE.findall(rewrite))
 
 
 def written_in(text: str, language: str) -> bool:

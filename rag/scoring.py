@@ -132,9 +132,11 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LATIN = re.compile(r"[A-Za-z]")
 
 
-def hangul_script(text: str) -> bool:
-    """Written mostly in Hangul (Korean) rather than Latin letters."""
-    return len(_HANGUL.findall(text)) > len(_LATIN.findall(text))
+def hangul_script(text: str, letters_per_syllable: int = 1) -> bool:
+    """Written mostly in Hangul (Korean) rather than Latin letters, a syllable counted as
+    `letters_per_syllable` letters (1: as the support model was fitted; a syllable holds about
+    three letters' worth)."""
+    return letters_per_syllable * len(_HANGUL.findall(text)) > len(_LATIN.findall(text))
 
 
 def across_scripts(segment: str, chunk: str) -> bool:

@@ -43,7 +43,7 @@ from rag.files import write_text_atomically
 from rag.ranking import Logistic
 from rag.references import _MARKER, split_sentences
 from rag.context import markdown_tables
-from rag.scoring import _HANGUL, _LATIN, _NUMBER, BiEncoderScorer, Pair, Scorer, across_scripts, hangul_script, lexical_support, trigrams
+from rag.scoring import _NUMBER, BiEncoderScorer, Pair, Scorer, across_scripts, hangul_script, lexical_support, trigrams
 
 SAME = ("cosine", "wording", "numbers_missing")
 CROSS = ("cosine", "passage_cosine", "numbers_missing", "latin")
@@ -149,14 +149,6 @@ def codes(text: str) -> set[str]:
     return found
 
 
-def korean_weighted(text: str) -> bool:
-    """Korean by its share of the text, a syllable counted as three letters: a Korean sentence
-    around a command ("패키지는 `reportbug`입니다.", 7 syllables, 9 letters) is Korean, as is a
-    Korean FAQ chunk full of commands (rag/scoring.hangul_script counts them one to one, as the
-    support model was fitted)."""
-    return 3 * len(_HANGUL.findall(text)) > len(_LATIN.findall(text))
-
-
 def code_support(segment: str, chunk: str, common: set[str] = frozenset()) -> bool:
     """Whether the chunk states every code of a segment in the other script, and a passage
     holding one of them (a sentence, or two adjacent) holds all its figures. Across scripts the
@@ -165,8 +157,10 @@ def code_support(segment: str, chunk: str, common: set[str] = frozenset()) -> bo
     sentence), while such a name, copied verbatim, is what the answer rests on. Plain words do
     not count (a list of release names would back any of them for any release), nor do `common`
     codes, those most of the chunks in question hold ("GNU/Linux"): they name the topic, not
-    the answer."""
-    if korean_weighted(segment) == korean_weighted(chunk):
+    the answer. Scripts are told apart with a syllable counted as three letters, so a Korean
+    sentence around a command ("패키지는 `reportbug`입니다.", 7 syllables, 9 letters) is Korean,
+    as is a Korean FAQ chunk full of commands."""
+    if hangul_script(segment, 3) == hangul_script(chunk, 3):
         return False
     wanted = codes(segment) - common
     text = " ".join(chunk.lower().split())
