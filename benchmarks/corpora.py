@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import rag  # noqa: F401  (offline environment before any model import)
-from ingestion.pipeline import ingest
+from ingestion.pipeline import DOCSTORE_FILE, catch_up_lexical, ingest
 from rag.settings import REPO_ROOT, Settings, load_settings
 
 DEVBENCH = REPO_ROOT.parent / "shared" / "devbench"
@@ -49,7 +49,9 @@ def indexed(corpus: Corpus, stores: Path = STORES) -> Settings:
     """Settings pointing at the corpus's store, ingesting it first when the store is missing."""
     settings = load_settings()
     settings.storage_dir = stores / corpus.name
-    if not (settings.storage_dir / "bm25").is_dir():
+    if (settings.docstore_dir / DOCSTORE_FILE).is_file():
+        catch_up_lexical(settings)  # a store made before the lexical index was kept per document
+    else:
         root = corpus.root
         if corpus.parts:  # copy only those parts, keeping their paths under the root as doc ids
             root = settings.storage_dir / "corpus"

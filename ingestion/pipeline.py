@@ -5,12 +5,13 @@ unchanged file costs nothing, a changed file replaces exactly its chunks, and `p
 the chunks of files that are gone. Files are indexed one at a time and the docstore is written
 atomically after each, so a run killed half way leaves a consistent store that the next run
 completes. A file that cannot be read is reported with its reason; the others go on and nothing
-already indexed is touched.
+already indexed is touched. Files are converted ahead, in worker processes (ingestion/parallel.py),
+while this process embeds; the lexical index follows the docstore document by document
+(rag/lexical.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -26,11 +27,11 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore
 from tqdm.auto import tqdm
 
 from ingestion.chunking import BlockChunker, LocatedDocument
-from ingestion.convert import DocumentLoadError, convert
+from ingestion.parallel import conversions
 from ingestion.headers import LLMHeaderExtractor, apply_header, extract_header
 from ingestion.sources import SourceRegistry, discover
 from rag.models import build_embedding
-from rag.retrieval import bm25_version, rebuild_bm25
+from rag.retrieval import sync_lexical
 from rag.settings import Settings
 from rag.store import reset as reset_store
 from rag.store import collection, vector_store, writer_lock
@@ -124,28 +125,23 @@ def _ingest(
     pipeline = build_pipeline(settings, docstore)
     report = IngestReport(prune=prune)
     files = discover(paths)
-    bar = tqdm(files, desc="ingest", unit="file", disable=not progress)
+    jobs = [(file, sources.assign(file, natural_id)) for file, natural_id in files]
+    bar = tqdm(jobs, desc="ingest", unit="file", disable=not progress)
     chunk_bar = tqdm(desc="chunks", unit="chunk", disable=not progress)
     seen: set[str] = set()
     ask_llm = _header_llm(settings) if settings.headers.llm else None
-    for done, (file, natural_id) in enumerate(bar):
+    for done, ((file, doc_id), conversion) in enumerate(zip(bar, conversions(jobs, settings.ingest))):
         report.files += 1
-        doc_id = sources.assign(file, natural_id)
         report.doc_ids[str(file)] = doc_id
         seen.add(doc_id)
         if on_progress:
             on_progress(done, len(files), doc_id)
         bar.set_postfix_str(doc_id[-40:])
-        clock = time.perf_counter()
-        try:
-            converted = convert(file, doc_id, settings.ingest)
-        except DocumentLoadError as error:
-            report.failed.append({"file": str(file), "reason": str(error)})
+        if conversion.document is None:
+            report.failed.append({"file": str(file), "reason": conversion.reason})
             continue
-        except Exception as error:  # a converter bug must not stop the other files
-            report.failed.append({"file": str(file), "reason": f"conversion failed ({type(error).__name__}: {error})"})
-            continue
-        report.convert_seconds += time.perf_counter() - clock
+        report.convert_seconds += conversion.seconds
+        converted = conversion.document
         document = LocatedDocument.from_converted(converted)
         first_heading = next((b.text.lstrip("# ") for b in converted.blocks if b.kind in ("title", "heading")), None)
         header = extract_header(
@@ -158,7 +154,9 @@ def _ingest(
         if previous is None:
             # Chunks a killed run left behind without recording the file: remove, then redo.
             pipeline.vector_store.delete(doc_id)
-        nodes = pipeline.run(documents=[document], show_progress=False)
+        # The docstore keeps hashes and metadata, not the text: written after every file, it
+        # must stay small at a hundred thousand chunks (Chroma holds the text).
+        nodes = pipeline.run(documents=[document], show_progress=False, store_doc_text=False)
         report.index_seconds += time.perf_counter() - clock
         if nodes:
             report.indexed += 1
@@ -178,9 +176,8 @@ def _ingest(
         report.pruned = _prune(pipeline, docstore, sources, seen)
         _save_docstore(docstore, docstore_path)
         sources.save()
-    version = store_version(docstore)
-    if bm25_version(settings) != version:
-        rebuild_bm25(settings, version)
+    # Also catches up a run killed between writing the store and updating the lexical index.
+    sync_lexical(settings, document_hashes(docstore))
     if on_progress:
         on_progress(len(files), len(files), "")
     report.seconds = round(time.perf_counter() - started, 2)
@@ -210,7 +207,7 @@ def remove(doc_ids: list[str], settings: Settings) -> list[str]:
         if known:
             sources.save()
             _save_docstore(docstore, docstore_path)
-            rebuild_bm25(settings, store_version(docstore))
+            sync_lexical(settings, document_hashes(docstore))
         return known
 
 
@@ -230,10 +227,15 @@ def indexed_documents(settings: Settings) -> list[IndexedDocument]:
             for doc, count in sorted(chunks.items())]
 
 
-def store_version(docstore: SimpleDocumentStore) -> str:
-    """A digest of every indexed document and its content hash: the store's state."""
-    hashes = sorted(docstore.get_all_document_hashes().items())
-    return hashlib.sha256(json.dumps(hashes).encode()).hexdigest()
+def document_hashes(docstore: SimpleDocumentStore) -> dict[str, str]:
+    """Every indexed document's id -> its content hash: the store's state."""
+    return {doc: content_hash for content_hash, doc in docstore.get_all_document_hashes().items()}
+
+
+def catch_up_lexical(settings: Settings) -> int:
+    """Bring the lexical index level with the docstore (what an ingest run ends with); returns
+    how many documents were read again."""
+    return sync_lexical(settings, document_hashes(_load_docstore(settings.docstore_dir / DOCSTORE_FILE)))
 
 
 def _header_llm(settings: Settings) -> LLMHeaderExtractor:

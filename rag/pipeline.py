@@ -22,10 +22,10 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.context import ContextBuilder
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
-from rag.postprocessors import FeatureRerank, build_reranker
+from rag.postprocessors import build_reranker
 from rag.references import ReferenceMatcher, Segment
 from rag.rewrite import QuestionRewriter, corpus_language, script_language
-from rag.retrieval import LexicalScores, bm25_version, check_filters, hybrid_retriever, metadata_filters
+from rag.retrieval import check_filters, hybrid_retriever, lexical_version, metadata_filters
 from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.support import support_scorer
 from rag.settings import Settings
@@ -98,7 +98,7 @@ class RagPipeline:
         self.llm = llm or build_llm(settings)
         self.embedding = embedding
         self.retriever = hybrid_retriever(settings, embedding, self.llm)
-        self._lexical_version = bm25_version(settings)
+        self._lexical_version = lexical_version(settings)
         self.scorer = build_scorer(settings, embedding)
         # The store's vectors are the bi-encoder's: the learned ranker reads their cosines.
         self.encoder = encoder_beside(self.scorer, settings, embedding)
@@ -110,7 +110,7 @@ class RagPipeline:
             llm or build_rewriting_llm(settings), settings.condense_prompt_file.read_text(encoding="utf-8"),
             settings.translate_prompt_file.read_text(encoding="utf-8"), settings.history_turns,
         )
-        self._corpus_language: tuple[str | None, str | None] = (None, None)  # (store version, language)
+        self._corpus_language: tuple[int | None, str | None] = (None, None)  # (store version, language)
         self.count_tokens = token_counter(self.llm)
         self.context = ContextBuilder(self.encoder, self.count_tokens, list(settings.headers.fields),
                                       settings.context.tables, settings.context.rank_weight)
@@ -222,7 +222,7 @@ class RagPipeline:
         """The question in the corpus's language, when translation is on and they differ."""
         if not self.settings.translate_questions:
             return None
-        version = bm25_version(self.settings)
+        version = lexical_version(self.settings)
         if self._corpus_language[0] != version or version is None:
             # A sample of the store tells its language; read again only when the store changed.
             sample = self.collection.get(limit=500, include=["documents"])["documents"] or []
@@ -233,14 +233,12 @@ class RagPipeline:
         return self.rewriter.translate(question, language)
 
     def current_retriever(self, filters: MetadataFilters | None = None, top_n: int | None = None) -> BaseRetriever:
-        """Hybrid retrieval over the store as it is now: documents added since the pipeline was
-        built (an upload in the UI) rebuilt the BM25 index on disk, which is loaded again."""
-        version = bm25_version(self.settings)
-        if version != self._lexical_version:
+        """Hybrid retrieval over the store as it is now. The lexical index is read live; only a
+        pipeline built before anything was indexed (dense alone) gains its BM25 channel here."""
+        version = lexical_version(self.settings)
+        if (version is None) != (self._lexical_version is None):
             self._lexical_version = version
             self.retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
-            if isinstance(self.reranker, FeatureRerank):
-                self.reranker.use_lexical(LexicalScores(self.settings))
         if filters is None and top_n in (None, self.settings.retrieval.top_n):
             return self.retriever
         return hybrid_retriever(self.settings, self.embedding, self.llm, top_n=top_n, filters=filters)

@@ -67,10 +67,6 @@ class FeatureRerank(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "FeatureRerank"
 
-    def use_lexical(self, lexical: Any) -> None:
-        """Follow a rebuilt BM25 index (documents added while the app runs)."""
-        self._lexical = lexical
-
     def features(self, nodes: list[NodeWithScore], query: str):
         from rag.ranking import features
 
@@ -97,9 +93,9 @@ def build_reranker(settings: Any, encoder: Any, scorer: Scorer, top_n: int) -> B
     if settings.scoring.reranker == "scorer":
         return ScorerRerank(scorer, top_n=top_n)
     from rag.ranking import LinearRanker
-    from rag.retrieval import LexicalScores
+    from rag.retrieval import lexical_scores
 
     return FeatureRerank(
-        encoder, LexicalScores(settings), LinearRanker.load(settings.scoring.ranker_file),
+        encoder, lexical_scores(settings), LinearRanker.load(settings.scoring.ranker_file),
         top_n=top_n, header_fields=list(settings.headers.fields),
     )

@@ -1,40 +1,22 @@
-"""Hybrid retrieval: dense (Chroma) and BM25 fused by reciprocal rank (LlamaIndex's
-QueryFusionRetriever), top n. Both channels see the chunk as embedded: header prefix included.
-
-The BM25 index is rebuilt from the store after every ingest run that changed it and persisted
-under storage/bm25, so asking never tokenises the corpus.
+"""Hybrid retrieval: dense (Chroma) and BM25 (rag/lexical.py) fused by reciprocal rank
+(LlamaIndex's QueryFusionRetriever), top n. Both channels see the chunk as embedded: header
+prefix included. Ingestion keeps the lexical index level with the store document by document.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
-from functools import lru_cache
-
-import bm25s
+from collections.abc import Mapping
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
-from llama_index.retrievers.bm25 import BM25Retriever
 
-from rag.files import replaced_folder
+from rag.lexical import LEXICAL_FILE, LexicalIndex, LexicalRetriever, LexicalScores
 from rag.settings import Settings
-from rag.store import all_nodes, collection, document_ids, vector_store
-
-BM25_DIR = "bm25"
-BM25_VERSION = "ragqa_store_version"
-
-
-class MatchingBM25Retriever(BM25Retriever):
-    """BM25 that returns only chunks with a positive score: bm25s fills its top k with
-    zero-score chunks, including those a filter's weight mask zeroed out."""
-
-    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [node for node in super()._retrieve(query_bundle) if (node.score or 0.0) > 0.0]
+from rag.store import collection, document_ids, stored_nodes, vector_store
 
 
 def metadata_filters(docs: list[str] | None = None, where: dict[str, str] | None = None) -> MetadataFilters | None:
@@ -95,77 +77,34 @@ def dense_retriever(
     return index.as_retriever(similarity_top_k=top_n or settings.retrieval.top_n, filters=filters)
 
 
-def rebuild_bm25(settings: Settings, version: str = "") -> int:
-    """(Re)build the BM25 index from every chunk in the store; returns the chunk count.
-    `version` names the store state it was built from (see `bm25_version`)."""
-    target = settings.storage_dir / BM25_DIR
-    nodes = all_nodes(settings)
-    if not nodes:
-        shutil.rmtree(target, ignore_errors=True)
-        return 0
-    retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=settings.retrieval.top_n)
-    with replaced_folder(target) as partial:  # a failed build leaves the old index
-        retriever.persist(str(partial), show_progress=False)
-        (partial / BM25_VERSION).write_text(version, encoding="utf-8")
-    return len(nodes)
+def lexical_index(settings: Settings) -> LexicalIndex:
+    return LexicalIndex(settings.storage_dir / LEXICAL_FILE)
 
 
-def bm25_version(settings: Settings) -> str | None:
-    """The store state the BM25 index was built from; None when there is no index. Ingestion
-    compares it with the docstore's, so a run killed between writing the store and rebuilding
-    the index is caught up by the next run, even when no file changed since."""
-    path = settings.storage_dir / BM25_DIR / BM25_VERSION
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+def sync_lexical(settings: Settings, hashes: Mapping[str, str]) -> int:
+    """Bring the lexical index level with the docstore (document id -> content hash): only the
+    documents added, changed or removed since are read; returns how many."""
+    shutil.rmtree(settings.storage_dir / "bm25", ignore_errors=True)  # the whole-corpus index this one replaced
+    chunks = collection(settings)
+    return lexical_index(settings).sync(hashes, lambda doc: stored_nodes(chunks, where={"doc": doc}))
 
 
-@lru_cache(maxsize=4)
-def _persisted_bm25(path: str, version: str | None) -> BM25Retriever:
-    """The persisted index, read once per store state: the fused retrieval, the reranker's exact
-    scores and every filtered question share it (a rebuild writes a new version)."""
-    return BM25Retriever.from_persist_dir(path, show_progress=False)
+def lexical_version(settings: Settings) -> int | None:
+    """Grows with every change of the store's lexical index; None before anything was indexed."""
+    index = lexical_index(settings)
+    return index.version() if index.exists() else None
 
 
 def bm25_retriever(
     settings: Settings, top_n: int | None = None, filters: MetadataFilters | None = None
 ) -> BaseRetriever | None:
-    """The persisted BM25 retriever (filters become its corpus weight mask), or None before
-    anything was ingested or when the filters leave no chunk."""
-    path = settings.storage_dir / BM25_DIR
-    if not path.is_dir():
-        return None
-    loaded = _persisted_bm25(str(path), bm25_version(settings))
-    top = min(top_n or settings.retrieval.top_n, len(loaded.corpus))
-    try:
-        return (BM25Retriever if filters is None else MatchingBM25Retriever)(
-            existing_bm25=loaded.bm25, filters=filters, similarity_top_k=top, stemmer=loaded.stemmer,
-            skip_stemming=loaded.skip_stemming, token_pattern=loaded.token_pattern,
-        )
-    except ValueError:  # every chunk filtered out
-        return None
+    """BM25 over the lexical index, or None before anything was indexed."""
+    index = lexical_index(settings)
+    return LexicalRetriever(index, top_n or settings.retrieval.top_n, filters) if index.exists() else None
 
 
-class LexicalScores:
-    """BM25 scores of chosen chunks for a query, from the persisted index: the reranker needs the
-    score of every candidate, also of those that dense retrieval alone brought."""
-
-    def __init__(self, settings: Settings):
-        self.retriever = bm25_retriever(settings)
-        corpus = self.retriever.corpus if self.retriever else []
-        self.position = {entry["node_id"]: i for i, entry in enumerate(corpus)}
-
-    def __call__(self, query: str, node_ids: Sequence[str]) -> list[float]:
-        if self.retriever is None:
-            return [0.0] * len(node_ids)
-        r = self.retriever
-        tokens = bm25s.tokenize(
-            query, stemmer=None if r.skip_stemming else r.stemmer, token_pattern=r.token_pattern,
-            return_ids=False, show_progress=False,
-        )[0]
-        known = [t for t in tokens if t in r.bm25.vocab_dict]
-        if not known:
-            return [0.0] * len(node_ids)
-        scores = r.bm25.get_scores(known)
-        return [float(scores[self.position[i]]) if i in self.position else 0.0 for i in node_ids]
+def lexical_scores(settings: Settings) -> LexicalScores:
+    return LexicalScores(lexical_index(settings))
 
 
 def hybrid_retriever(

@@ -326,7 +326,7 @@ def test_hidden_folders_are_skipped(base_settings, tmp_path):
 
 
 def test_interrupted_run_leaves_no_stale_keyword_index(base_settings, tmp_path, monkeypatch):
-    """Killed after the docstore is written, before BM25 is rebuilt: the next run, with no file
+    """Killed after the docstore is written, before the lexical index is updated: the next run, with no file
     changed since, still brings BM25 up to date."""
     import ingestion.pipeline as pipeline_module
     from rag.retrieval import bm25_retriever
@@ -342,7 +342,7 @@ def test_interrupted_run_leaves_no_stale_keyword_index(base_settings, tmp_path, 
     def killed(*args, **kwargs):
         raise KeyboardInterrupt  # stands for SIGKILL at this point
 
-    monkeypatch.setattr(pipeline_module, "rebuild_bm25", killed)
+    monkeypatch.setattr(pipeline_module, "sync_lexical", killed)
     with pytest.raises(KeyboardInterrupt):
         ingest([folder], settings, progress=False)
     monkeypatch.undo()
@@ -433,3 +433,36 @@ def test_markdown_keeps_inline_html_as_text(tmp_path):
                     "appear in `<code>` too.\n", encoding="utf-8")
     text = convert(note, "known.md", CFG).markdown
     assert "<img src=x onerror=alert(1)>" in text and "<script>alert(1)</script>" in text
+
+
+def test_parallel_conversion_gives_the_serial_store(base_settings, documents, tmp_path):
+    """Conversion in two worker processes: the same chunks, vectors, lexical index and bad-file
+    report as converting in this process, in the same order."""
+    import numpy as np
+
+    from ingestion.parallel import worker_count
+    from rag.retrieval import lexical_index
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for fmt, path in documents.items():
+        (folder / f"{fmt}{path.suffix}").write_bytes(path.read_bytes())
+    (folder / "empty.md").write_bytes(b"")
+    (folder / "broken.docx").write_bytes(b"garbage")
+    stores = {}
+    for workers in (0, 2):
+        settings = fresh_settings(base_settings, tmp_path / f"storage-{workers}", ingest={"workers": workers})
+        assert worker_count(settings.ingest, len(documents) + 2) == workers
+        report = ingest([folder], settings, progress=False)
+        got = collection(settings).get(include=["documents", "metadatas", "embeddings"])
+        order = np.argsort(got["ids"])
+        stores[workers] = (
+            report.failed, report.indexed, [got["ids"][i] for i in order], [got["documents"][i] for i in order],
+            [got["metadatas"][i] for i in order], np.asarray(got["embeddings"])[order],
+            [[n.node.node_id for n in lexical_index(settings).search(q, 10)] for q in ("airbag", "seat belt", "침입했다")],
+        )
+    serial, parallel = stores[0], stores[2]
+    assert [f["file"].rsplit("/", 1)[1] for f in serial[0]] == ["broken.docx", "empty.md"]
+    assert serial[0] == parallel[0] and serial[1] == parallel[1] == len(documents)
+    assert serial[2:5] == parallel[2:5] and serial[6] == parallel[6]
+    assert np.allclose(serial[5], parallel[5], atol=1e-6)

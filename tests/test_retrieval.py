@@ -95,8 +95,9 @@ def test_document_and_header_filters_reach_both_channels(store, pipeline):
 
     assert hybrid(metadata_filters(docs=["airbags.md"])) == {"airbags.md"}
     assert hybrid(metadata_filters(where=parse_where(["Region=Patagonia"]))) == {"patch.md"}
-    assert bm25_retriever(settings, filters=metadata_filters(["no-such.md"])) is None
-    assert bm25_retriever(settings, filters=metadata_filters(where={"Region": "Atlantis"})) is None
+    assert bm25_retriever(settings, filters=metadata_filters(["no-such.md"])).retrieve(question) == []
+    assert bm25_retriever(settings, filters=metadata_filters(where={"Region": "Atlantis"})).retrieve(question) == []
+    assert docs(bm25_retriever(settings, filters=metadata_filters(["airbags.md", "patch.md"])).retrieve(question)) == ["patch.md"]
     assert metadata_filters([], {}) is None
     with pytest.raises(ValueError, match="not FIELD=VALUE"):
         parse_where(["Region"])

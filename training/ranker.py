@@ -24,7 +24,7 @@ from tqdm import tqdm
 from rag.models import build_embedding
 from rag.postprocessors import FeatureRerank
 from rag.ranking import LinearRanker, fit_ranker
-from rag.retrieval import LexicalScores, hybrid_retriever
+from rag.retrieval import hybrid_retriever, lexical_scores
 from rag.scoring import bi_encoder, reuse_stored_vectors
 from rag.settings import Settings
 from rag.store import collection
@@ -50,7 +50,7 @@ def candidate_features(
     """Each question's hybrid top n and their ranker features, as the pipeline computes them."""
     embedding = build_embedding(settings)
     encoder = bi_encoder(settings, embedding)
-    rerank = FeatureRerank(encoder, LexicalScores(settings), ranker=None, header_fields=list(settings.headers.fields))
+    rerank = FeatureRerank(encoder, lexical_scores(settings), ranker=None, header_fields=list(settings.headers.fields))
     retriever = hybrid_retriever(settings, embedding, MockLLM(), top_n=n)  # one query: no LLM call
     store = collection(settings)
     out = []

@@ -1,0 +1,68 @@
+"""The lexical index against the whole-corpus bm25s index it replaced: retrieval quality and
+query time of the BM25 channel alone, on each benchmark corpus's answerable questions.
+
+    .venv/bin/python benchmarks/lexical_index.py [--corpora sample,...] [--out FILE]
+
+bm25s is LlamaIndex's BM25Retriever built in memory from the store's chunks (what ragqa used
+before the FTS5 index); FTS5 is rag/lexical.py as ingestion keeps it. Both rank 20 chunks.
+Prints MAP@1, Success@5/10, MRR and the p50 query time, and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from corpora import corpora, indexed
+from llama_index.retrievers.bm25 import BM25Retriever
+
+from evaluation.gold import load_qa
+from evaluation.metrics import aggregate, evidence_hits, question_metrics
+from evaluation.retrieval import ranked
+from rag.retrieval import lexical_index
+from rag.settings import REPO_ROOT
+from rag.store import all_nodes
+
+COLUMNS = ["map@1", "success@5", "success@10", "mrr"]
+
+
+def measure(search, qa: list[dict]) -> dict[str, float]:
+    per_question, ms = [], []
+    for item in qa:
+        clock = time.perf_counter()
+        nodes = search(item["question"])
+        ms.append((time.perf_counter() - clock) * 1000)
+        per_question.append(question_metrics(*evidence_hits(item["evidence"], ranked(nodes)), item["evidence"]))
+    metrics = aggregate(per_question)
+    return {c: round(metrics[c], 3) for c in COLUMNS} | {"p50_ms": round(statistics.median(ms), 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-lexical-index.json")
+    parser.add_argument("--corpora", default="", help="Only these corpora (comma-separated names).")
+    args = parser.parse_args()
+    results = {}
+    for corpus in corpora([c for c in args.corpora.split(",") if c]):
+        settings = indexed(corpus)
+        qa = [q for q in load_qa(corpus.qa) if q.get("answerable", True) and q["evidence"]]
+        bm25s = BM25Retriever.from_defaults(nodes=all_nodes(settings), similarity_top_k=20)
+        fts5 = lexical_index(settings)
+        results[corpus.name] = {
+            "questions": len(qa), "chunks": fts5.count(),
+            "bm25s": measure(bm25s.retrieve, qa), "fts5": measure(lambda q: fts5.search(q, 20), qa),
+        }
+        print(f"\n{corpus.name}: {len(qa)} questions, {fts5.count()} chunks")
+        print(f"{'':8}" + "".join(f"{c:>12}" for c in [*COLUMNS, "p50_ms"]))
+        for name in ("bm25s", "fts5"):
+            print(f"{name:8}" + "".join(f"{results[corpus.name][name][c]:>12}" for c in [*COLUMNS, "p50_ms"]))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    print(f"\nwritten to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Conversion ahead of indexing: files are converted in worker processes while the main
+process embeds and writes the ones before them, and handed over in the order given, so the
+store, the progress and the bad-file report are those of a serial run."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+from ingestion.convert import ConvertedDocument, DocumentLoadError, convert
+from rag.settings import IngestSettings
+
+MIN_FILES = 4  # below this, starting a worker (importing Docling) costs more than it saves
+
+
+@dataclass
+class Conversion:
+    """One file's conversion: the document, or the reason it could not be read."""
+
+    document: ConvertedDocument | None
+    reason: str
+    seconds: float
+
+
+def convert_one(path: Path, doc_id: str, cfg: IngestSettings) -> Conversion:
+    clock = time.perf_counter()
+    try:
+        return Conversion(convert(path, doc_id, cfg), "", time.perf_counter() - clock)
+    except DocumentLoadError as error:
+        return Conversion(None, str(error), time.perf_counter() - clock)
+    except Exception as error:  # a converter bug must not stop the other files
+        return Conversion(None, f"conversion failed ({type(error).__name__}: {error})", time.perf_counter() - clock)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose main process was killed (SIGKILL, out of memory) exits too, instead of
+    waiting for work forever with Docling's models in memory."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def worker_count(cfg: IngestSettings, files: int) -> int:
+    """Conversion processes for a batch: `ingest.workers`, by default one per core beside the
+    main process (which embeds); none (convert in the main process) for a small batch."""
+    wanted = max(1, (os.cpu_count() or 1) - 1) if cfg.workers < 0 else cfg.workers
+    return 0 if files < MIN_FILES else min(wanted, files)
+
+
+def conversions(jobs: Sequence[tuple[Path, str]], cfg: IngestSettings) -> Iterator[Conversion]:
+    """Each (file, doc id) converted, in the order given."""
+    workers = worker_count(cfg, len(jobs))
+    if not workers:
+        for path, doc_id in jobs:
+            yield convert_one(path, doc_id, cfg)
+        return
+    # spawn, not fork: the main process holds torch's and ONNX Runtime's threads.
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_exit_with_parent,
+                               initargs=(os.getpid(),))
+    try:
+        ahead: deque[Future[Conversion]] = deque()
+        for done, (path, doc_id) in enumerate(jobs):
+            while len(ahead) < 2 * workers and done + len(ahead) < len(jobs):  # a bounded look-ahead
+                ahead.append(pool.submit(convert_one, *jobs[done + len(ahead)], cfg))
+            try:
+                yield ahead.popleft().result()
+            except BrokenProcessPool:
+                # A worker died (out of memory, a crash in a native library) on this file or on
+                # one converted beside it: this one is reported, the rest get a fresh pool.
+                yield Conversion(None, "the conversion process died (out of memory?)", 0.0)
+                yield from conversions(jobs[done + 1:], cfg)
+                return
+    finally:  # also when the caller stops early (an interrupt): drop what was queued
+        pool.shutdown(wait=True, cancel_futures=True)
