@@ -199,6 +199,39 @@ def serve(
     launch(settings, port=port, host=host)
 
 
+@app.command("embed-server")
+def embed_server(
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 7997,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    backend: Annotated[
+        Optional[str], typer.Option(help="torch or onnx (default: embedding.backend; onnx when that is server).")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Serve the local embedding model over the OpenAI /v1/embeddings protocol, as
+    embedding.model; clients add the query/passage prefixes."""
+    import uvicorn
+    from tokenizers import Tokenizer
+
+    from app.embed_server import build_app
+    from rag.models import ModelNotPreparedError, build_embedding
+
+    settings = settings_from(config)
+    local = backend or (settings.embedding.backend if settings.embedding.backend != "server" else "onnx")
+    if local not in ("torch", "onnx"):
+        fail(ValueError(f"--backend {local!r}: the server embeds with torch or onnx"), code=2)
+    settings.embedding = settings.embedding.model_copy(
+        update={"backend": local, "query_prefix": "", "passage_prefix": ""}
+    )
+    try:
+        embedding = build_embedding(settings)
+    except ModelNotPreparedError as error:
+        fail(error)
+    tokenizer = Tokenizer.from_file(str(settings.embedding_path / "tokenizer.json"))
+    served = build_app(embedding, settings.embedding.model, lambda text: len(tokenizer.encode(text).ids))
+    uvicorn.run(served, host=host, port=port, log_level="warning")
+
+
 @app.command("hash-password")
 def hash_password_command() -> None:
     """Print a password hash for the ui.users setting (the password is read without echo)."""

@@ -137,7 +137,25 @@ def _llamacpp(path: str, n_ctx: int, n_threads: int, max_new_tokens: int, temper
 
 
 def build_embedding(settings: Settings) -> BaseEmbedding:
+    """The embedder `[embedding] backend` names: the same vectors from each, within the int8
+    export's rounding (docs/BENCHMARKS.md, issue 15)."""
     cfg = settings.embedding
+    if cfg.backend == "server":
+        from rag.embeddings import ServerEmbedding
+
+        return ServerEmbedding(
+            model_name=cfg.model,
+            api_base=cfg.api_base,
+            api_key=cfg.api_key,
+            timeout=cfg.timeout_s,
+            max_retries=cfg.max_retries,
+            embed_batch_size=cfg.batch_size,
+            query_prefix=cfg.query_prefix,
+            passage_prefix=cfg.passage_prefix,
+        )
+    if cfg.backend == "onnx":
+        path = _require(settings.embedding_onnx_path, "the ONNX export of the embedding model")
+        return _onnx_embedding(str(path), cfg.query_prefix, cfg.passage_prefix, cfg.batch_size)
     return _embedding(
         str(_require(settings.embedding_path, "the embedding model")),
         cfg.query_prefix,
@@ -157,4 +175,13 @@ def _embedding(path: str, query_prefix: str, passage_prefix: str, batch_size: in
         embed_batch_size=batch_size,
         normalize=True,
         device="cpu",
+    )
+
+
+@lru_cache(maxsize=2)
+def _onnx_embedding(path: str, query_prefix: str, passage_prefix: str, batch_size: int) -> BaseEmbedding:
+    from rag.embeddings import OnnxEmbedding
+
+    return OnnxEmbedding(
+        folder=path, query_prefix=query_prefix, passage_prefix=passage_prefix, embed_batch_size=batch_size
     )

@@ -63,12 +63,22 @@ class LLMSettings(Section):
 
 
 class EmbeddingSettings(Section):
+    backend: Literal["onnx", "onnx", "server"] = Field(
+        "onnx",
+        description="torch: the sentence-transformers folder; onnx: its int8 ONNX export (ragqa models); "
+        "server: an OpenAI-compatible /v1/embeddings server.",
+    )
     model_path: Annotated[str, ConfigPath()] = Field(
         "", description="sentence-transformers folder; empty means prepared e5."
     )
     query_prefix: str = "query: "
     passage_prefix: str = "passage: "
-    batch_size: int = 16
+    batch_size: int = Field(4, gt=0, description="Texts per forward pass (per request with a server).")
+    api_base: str = Field("http://127.0.0.1:7997/v1", description="The embedding server's OpenAI-compatible URL.")
+    model: str = Field("intfloat/multilingual-e5-small", description="Model name the server serves.")
+    api_key: str = "EMPTY"
+    timeout_s: float = 60.0
+    max_retries: int = 2
 
 
 class StoreSettings(Section):
@@ -282,9 +292,15 @@ class Settings(BaseSettings):
             else self.models_dir / EMBEDDING_NAME
         )
 
+    @property
+    def embedding_onnx_path(self) -> Path:
+        """The int8 ONNX export of the embedding model, beside it (`ragqa models` writes it)."""
+        return self.embedding_path.with_name(self.embedding_path.name + ONNX_SUFFIX)
+
 
 GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 EMBEDDING_NAME = "multilingual-e5-small"
+ONNX_SUFFIX = "-onnx-int8"
 
 
 def _resolve_paths(model: BaseModel, base: Path, prefix: str = "") -> None:

@@ -98,7 +98,8 @@ def test_missing_models_are_found_and_named(base_settings, monkeypatch, tmp_path
     shutil.copytree(base_settings.embedding_path, models / base_settings.embedding_path.name)
     for stamp in base_settings.models_dir.glob("*.stamp.json"):
         shutil.copy(stamp, models / stamp.name)
-    (models / base_settings.gguf_path.name).symlink_to(base_settings.gguf_path)
+    for model in (base_settings.gguf_path, base_settings.embedding_onnx_path):
+        (models / model.name).symlink_to(model)
     copy = fresh_settings(base_settings, tmp_path / "storage")
     copy.models_dir = models
     from rag.prepare import _stamp_ok, prepare_models
@@ -224,21 +225,22 @@ def test_models_prints_the_prepared_paths_and_redoes_nothing(base_settings, monk
     models, so a rebuild would replace the links instead of writing into them."""
     models = tmp_path / "models"
     models.mkdir()
-    for model in (base_settings.gguf_path, base_settings.embedding_path):
+    prepared = (base_settings.gguf_path, base_settings.embedding_path, base_settings.embedding_onnx_path)
+    for model in prepared:
         (models / model.name).symlink_to(model)
         stamp = model.with_name(model.name + ".stamp.json")
         (models / stamp.name).write_bytes(stamp.read_bytes())
     config = fork_config(tmp_path, monkeypatch, 'storage_dir = "state"\nmodels_dir = "models"\n')
     before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in models.glob("*.stamp.json")}
-    expected = [f"llm: {models / base_settings.gguf_path.name}", f"embedding: {models / base_settings.embedding_path.name}"]
+    expected = [f"llm: {models / base_settings.gguf_path.name}", f"embedding: {models / base_settings.embedding_path.name}",
+                f"embedding-onnx: {models / base_settings.embedding_onnx_path.name}"]
     for _ in range(2):  # idempotent
         result = CliRunner().invoke(app, ["models", "--config", str(config)])
         assert result.exit_code == 0, result.output
         assert result.stdout.splitlines() == expected
-    assert all((models / model.name).is_symlink() for model in (base_settings.gguf_path, base_settings.embedding_path))
+    assert all((models / model.name).is_symlink() for model in prepared)
     assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in models.glob("*.stamp.json")} == before
-    assert sorted(p.name for p in models.iterdir()) == sorted(
-        [*before, base_settings.embedding_path.name, base_settings.gguf_path.name])  # no .partial left
+    assert sorted(p.name for p in models.iterdir()) == sorted([*before, *(m.name for m in prepared)])  # no .partial left
 
 
 def test_ask_answers_from_the_documents_and_header_values_given(sample_indexed, monkeypatch):

@@ -82,3 +82,33 @@ def test_a_judge_with_its_own_gguf_loads_that_file(base_settings, tmp_path):
     with pytest.raises(ModelNotPreparedError, match="judge.gguf"):
         build_llm(base_settings, judge)
 
+
+
+EMBED_TEXTS = [
+    "The airbag deployed 14 ms after first contact.",
+    "How do I install a Debian package from a local .deb file?",
+    "충돌 시험은 시속 56 km로 수행되었다.",
+    "측면 충돌 시험에서 B필러는 얼마나 침입했습니까?",
+]
+
+
+def test_onnx_int8_embedder_matches_pytorch(base_settings):
+    """The int8 ONNX export `ragqa models` writes gives the PyTorch model's vectors, queries and
+    passages, English and Korean, each with its own prefix."""
+    import numpy as np
+
+    from rag.models import build_embedding
+
+    def embedder(backend: str):
+        settings = base_settings.model_copy(deep=True)
+        settings.embedding = settings.embedding.model_copy(update={"backend": backend})
+        return build_embedding(settings)
+
+    torch, onnx = embedder("torch"), embedder("onnx")
+    assert type(onnx).__name__ == "OnnxEmbedding"
+    for ours, reference in (
+        ([onnx.get_query_embedding(t) for t in EMBED_TEXTS], [torch.get_query_embedding(t) for t in EMBED_TEXTS]),
+        (onnx.get_text_embedding_batch(EMBED_TEXTS), torch.get_text_embedding_batch(EMBED_TEXTS)),
+    ):
+        cosine = np.einsum("ij,ij->i", np.asarray(ours), np.asarray(reference))
+        assert cosine.min() > 0.99, cosine

@@ -151,3 +151,50 @@ def test_the_ui_serves_several_users_at_once_with_a_server_backend(indexed, llm_
     assert len(spans) == 2, spans
     (start_a, end_a), (start_b, end_b) = spans[0], spans[1]
     assert start_a < end_b and start_b < end_a, spans  # both were being answered at the same time
+
+
+@pytest.fixture(scope="module")
+def embedding_server(base_settings, tmp_path_factory):
+    """`ragqa embed-server` on loopback, serving the configured local embedder without prefixes."""
+    port = free_port()
+    backend = base_settings.embedding.backend
+    command = [sys.executable, "-m", "app.cli", "embed-server", "--port", str(port), "--backend", backend]
+    log = tmp_path_factory.mktemp("embed-server") / "embed-server.log"
+    with server(command, f"http://127.0.0.1:{port}/v1/models", log):
+        yield {"api_base": f"http://127.0.0.1:{port}/v1", "backend": backend}
+
+
+def _embedder(base_settings, **embedding):
+    from rag.models import build_embedding
+
+    settings = base_settings.model_copy(deep=True)
+    settings.embedding = settings.embedding.model_copy(update=embedding)
+    return build_embedding(settings)
+
+
+def test_server_embedding_backend_gives_the_local_vectors(base_settings, embedding_server):
+    """The server backend adds the e5 prefixes itself and batches: 10 texts in requests of 4."""
+    import numpy as np
+
+    local = _embedder(base_settings, backend=embedding_server["backend"])
+    remote = _embedder(base_settings, backend="server", api_base=embedding_server["api_base"], batch_size=4)
+    texts = [f"{word} 충돌 시험 {i}: the crash test ran at {50 + i} km/h." for i, word in enumerate("abcdefghij")]
+    passages = np.asarray(remote.get_text_embedding_batch(texts))
+    assert passages.shape == (10, 384)
+    assert np.einsum("ij,ij->i", passages, np.asarray(local.get_text_embedding_batch(texts))).min() > 0.999
+    query = "How fast was the crash test?"
+    assert np.dot(remote.get_query_embedding(query), local.get_query_embedding(query)) > 0.999
+    # Many queries in one call (the bi-encoder scorer's path) go in batches too.
+    queries = np.asarray(remote._embed(texts, prompt_name="query"))
+    assert np.einsum("ij,ij->i", queries, np.asarray(local._embed(texts, prompt_name="query"))).min() > 0.999
+
+
+def test_dead_embedding_server_is_named_within_the_timeout(base_settings):
+    from rag.embeddings import EmbeddingServerError
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    remote = _embedder(base_settings, backend="server", api_base=url, timeout_s=5.0, max_retries=2)
+    start = time.monotonic()
+    with pytest.raises(EmbeddingServerError, match=url.replace(".", r"\.")):
+        remote.get_query_embedding("Anyone there?")
+    assert time.monotonic() - start < 5.0
