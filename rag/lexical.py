@@ -13,7 +13,9 @@ Readers (the UI, evaluation) see each committed document at once (WAL mode): not
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from functools import lru_cache
@@ -32,10 +34,11 @@ LEXICAL_FILE = "lexical.sqlite"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (doc TEXT PRIMARY KEY, hash TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY, node_id TEXT UNIQUE NOT NULL, doc TEXT NOT NULL, meta TEXT NOT NULL, text TEXT NOT NULL
+    id INTEGER PRIMARY KEY, node_id TEXT UNIQUE NOT NULL, doc TEXT NOT NULL, meta TEXT NOT NULL, text TEXT NOT NULL,
+    length INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc);
-CREATE VIRTUAL TABLE IF NOT EXISTS terms USING fts5 (tokens, tokenize = "unicode61 tokenchars '_'");
+CREATE VIRTUAL TABLE IF NOT EXISTS terms USING fts5 (tokens, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'");
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 
@@ -50,10 +53,40 @@ def tokens(texts: Sequence[str]) -> list[list[str]]:
     return bm25s.tokenize(list(texts), stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False)
 
 
-def _match(query: str) -> str | None:
-    """An FTS5 query for any of the query's tokens (quoted: FTS5 reads bare AND, OR, NOT)."""
-    words = dict.fromkeys(tokens([query])[0])
-    return " OR ".join(f'"{word}"' for word in words) or None
+def _terms(db: sqlite3.Connection, query: str) -> dict[str, int]:
+    """The query's tokens that the index holds, each with the number of chunks holding it.
+
+    A token in more than half of the chunks is left out (unless all are): FTS5's BM25 weighs it
+    1e-6 (its IDF is negative, and clamped), yet scoring its postings is most of a query's time
+    on a large store. Rankings stay the same, up to those 1e-6 terms."""
+    words = list(dict.fromkeys(tokens([query])[0]))
+    if not words:
+        return {}
+    found = dict(db.execute(f"SELECT term, doc FROM temp.vocab WHERE term IN ({', '.join('?' * len(words))})", words))
+    rows = _state(db, "rows")
+    return {w: n for w, n in found.items() if 2 * n <= rows} or found
+
+
+def _match(terms: Mapping[str, int]) -> str:
+    """An FTS5 query for any of these tokens (quoted: FTS5 reads bare AND, OR, NOT)."""
+    return " OR ".join(f'"{word}"' for word in terms)
+
+
+def _state(db: sqlite3.Connection, key: str) -> int:
+    row = db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else 0
+
+
+def bm25(terms: Mapping[str, int], words: Sequence[str], rows: int, average_length: float) -> float:
+    """FTS5's bm25() (fts5_aux.c) of one chunk's tokens: k1 = 1.2, b = 0.75, IDF clamped at 1e-6."""
+    k1, b = 1.2, 0.75
+    counts = Counter(words)
+    score = 0.0
+    for word, hits in terms.items():
+        idf = max(math.log((rows - hits + 0.5) / (hits + 0.5)), 0.0) or 1e-6
+        tf = counts.get(word, 0)
+        score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(words) / average_length))
+    return score
 
 
 def _where(filters: MetadataFilters | None) -> tuple[str, list[Any]]:
@@ -87,6 +120,7 @@ class LexicalIndex:
         with closing(sqlite3.connect(self.path, timeout=30)) as connection:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.executescript(_SCHEMA)
+            connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, terms, 'row')")
             yield connection
 
     def exists(self) -> bool:
@@ -100,12 +134,11 @@ class LexicalIndex:
     def version(self) -> int:
         """A number that grows with every change: readers tell a changed index by it."""
         with self._connection() as db:
-            row = db.execute("SELECT value FROM state WHERE key = 'version'").fetchone()
-            return row[0] if row else 0
+            return _state(db, "version")
 
     def count(self) -> int:
         with self._connection() as db:
-            return db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            return _state(db, "rows")
 
     def put(self, doc: str, content_hash: str, nodes: Sequence[BaseNode]) -> None:
         """Index `doc` as these chunks (replacing what it had), all or nothing."""
@@ -113,59 +146,71 @@ class LexicalIndex:
         embedded = [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes]
         rows = [
             (node.node_id, doc, json.dumps(node_to_metadata_dict(node, remove_text=True), ensure_ascii=False),
-             node.get_content(metadata_mode=MetadataMode.NONE), " ".join(words))
+             node.get_content(metadata_mode=MetadataMode.NONE), words)
             for node, words in zip(nodes, tokens(embedded) if embedded else [])
         ]
         with self._connection() as db, db:
             self._delete(db, doc)
             for node_id, doc_id, meta, text, words in rows:
-                row = db.execute("INSERT INTO chunks (node_id, doc, meta, text) VALUES (?, ?, ?, ?)",
-                                 (node_id, doc_id, meta, text)).lastrowid
-                db.execute("INSERT INTO terms (rowid, tokens) VALUES (?, ?)", (row, words))
+                row = db.execute("INSERT INTO chunks (node_id, doc, meta, text, length) VALUES (?, ?, ?, ?, ?)",
+                                 (node_id, doc_id, meta, text, len(words))).lastrowid
+                db.execute("INSERT INTO terms (rowid, tokens) VALUES (?, ?)", (row, " ".join(words)))
             db.execute("INSERT OR REPLACE INTO documents (doc, hash) VALUES (?, ?)", (doc, content_hash))
-            self._bump(db)
+            self._add(db, version=1, rows=len(rows), tokens=sum(len(r[4]) for r in rows))
 
     def delete(self, doc: str) -> None:
         with self._connection() as db, db:
             self._delete(db, doc)
-            self._bump(db)
+            self._add(db, version=1)
 
-    @staticmethod
-    def _delete(db: sqlite3.Connection, doc: str) -> None:
+    @classmethod
+    def _delete(cls, db: sqlite3.Connection, doc: str) -> None:
+        rows, length = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM chunks WHERE doc = ?", (doc,)).fetchone()
         db.execute("DELETE FROM terms WHERE rowid IN (SELECT id FROM chunks WHERE doc = ?)", (doc,))
         db.execute("DELETE FROM chunks WHERE doc = ?", (doc,))
         db.execute("DELETE FROM documents WHERE doc = ?", (doc,))
+        cls._add(db, rows=-rows, tokens=-length)
 
     @staticmethod
-    def _bump(db: sqlite3.Connection) -> None:
-        db.execute("INSERT INTO state (key, value) VALUES ('version', 1) "
-                   "ON CONFLICT (key) DO UPDATE SET value = value + 1")
+    def _add(db: sqlite3.Connection, **amounts: int) -> None:
+        """Counters kept with the rows they count: the version, the chunks and their tokens
+        (BM25's corpus size and average length, for `scores`)."""
+        for key, amount in amounts.items():
+            db.execute("INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = value + ?",
+                       (key, amount, amount))
 
     def search(self, query: str, top_n: int, filters: MetadataFilters | None = None) -> list[NodeWithScore]:
         """The `top_n` chunks of highest BM25 score (> 0) that pass the filters."""
-        match = _match(query)
-        if match is None:
-            return []
         where, values = _where(filters)
+        # Rank in FTS5 first and read the chunk rows of the top n only; a filter needs the
+        # metadata of every match, so it joins before ranking.
+        joined = "JOIN chunks c ON c.id = terms.rowid " if where else ""
         with self._connection() as db:
+            terms = _terms(db, query)
+            if not terms:
+                return []
             rows = db.execute(
-                "SELECT c.meta, c.text, -bm25(terms) AS score FROM terms JOIN chunks c ON c.id = terms.rowid "
-                f"WHERE terms MATCH ?{where} ORDER BY score DESC LIMIT ?", [match, *values, top_n],
+                f"WITH top AS (SELECT terms.rowid AS id, rank FROM terms {joined}"
+                f"WHERE terms MATCH ?{where} ORDER BY rank LIMIT ?) "
+                "SELECT c.meta, c.text, -top.rank FROM top JOIN chunks c ON c.id = top.id ORDER BY top.rank",
+                [_match(terms), *values, top_n],
             ).fetchall()
         return [NodeWithScore(node=metadata_dict_to_node(json.loads(meta), text=text), score=score)
                 for meta, text, score in rows if score > 0]
 
     def scores(self, query: str, node_ids: Sequence[str]) -> list[float]:
-        """BM25 scores of these chunks for the query (0 for a chunk without a query word)."""
-        match = _match(query)
-        if match is None or not node_ids:
-            return [0.0] * len(node_ids)
+        """BM25 scores of these chunks for the query (0 for a chunk without a query word), equal
+        to FTS5's, computed from their stored tokens: asking FTS5 would score every chunk that
+        holds a query word."""
         with self._connection() as db:
-            found = dict(db.execute(
-                "SELECT c.node_id, -bm25(terms) FROM terms JOIN chunks c ON c.id = terms.rowid "
-                f"WHERE terms MATCH ? AND c.node_id IN ({', '.join('?' * len(node_ids))})", [match, *node_ids],
-            ))
-        return [max(float(found.get(node_id, 0.0)), 0.0) for node_id in node_ids]
+            terms = _terms(db, query)
+            if not terms or not node_ids:
+                return [0.0] * len(node_ids)
+            rows, length = _state(db, "rows"), _state(db, "tokens")
+            stored = dict(db.execute(
+                "SELECT c.node_id, t.tokens FROM chunks c JOIN terms t ON t.rowid = c.id "
+                f"WHERE c.node_id IN ({', '.join('?' * len(node_ids))})", list(node_ids)))
+        return [bm25(terms, stored[i].split(), rows, length / rows) if i in stored else 0.0 for i in node_ids]
 
     def sync(self, wanted: Mapping[str, str], chunks_of) -> int:
         """Bring the index level with the docstore: `wanted` maps each indexed document to its

@@ -66,10 +66,10 @@ def test_incremental_updates_equal_a_full_rebuild(base_settings, tmp_path, monke
     (folder / "seat.md").write_text("# The seat\n\nThe seat frame is welded to the sill.", encoding="utf-8")
     before = results(index)
 
-    def killed(*args):
+    def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(LexicalIndex, "_bump", staticmethod(killed))
+    monkeypatch.setattr(LexicalIndex, "_add", staticmethod(killed))
     with pytest.raises(KeyboardInterrupt):
         ingest([folder], settings, progress=False)
     assert results(index) == before
@@ -99,3 +99,6 @@ def test_search_filters_and_scores(base_settings, tmp_path):
     without = next(n.node.node_id for n in index.search("painted", 50) if "sill" not in n.node.get_content().lower())
     assert index.scores("sill", [without, hits[0].node.node_id]) == [0.0, pytest.approx(hits[0].score)]
     assert index.search("the and of", 5) == []  # stop words alone match nothing
+    for query in QUERIES:  # the ranker's scores are FTS5's, computed apart
+        found = index.search(query, 50)
+        assert index.scores(query, [n.node.node_id for n in found]) == pytest.approx([n.score for n in found], rel=1e-9)
