@@ -63,7 +63,7 @@ class LLMSettings(Section):
 
 
 class EmbeddingSettings(Section):
-    backend: Literal["onnx", "onnx", "server"] = Field(
+    backend: Literal["torch", "onnx", "server"] = Field(
         "onnx",
         description="torch: the sentence-transformers folder; onnx: its int8 ONNX export (ragqa models); "
         "server: an OpenAI-compatible /v1/embeddings server.",
