@@ -77,7 +77,8 @@ def _train(kind: str, qa: list[dict], out: Path | None, recipe, config: Path | N
     if kind == "reranker":
         typer.echo(f'to use it: [scoring] reranker_path = "{out}"')
     else:
-        typer.echo(f'to use it: [embedding] model_path = "{out}", then ragqa ingest --reset DOCS (new vectors)')
+        typer.echo(f'to use it: [embedding] model_path = "{out}", then ragqa models (its ONNX export) '
+                   "and ragqa ingest --reset DOCS (new vectors)")
     typer.echo(str(out))
 
 

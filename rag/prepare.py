@@ -457,8 +457,11 @@ def export_e5_onnx(source: Path, target: Path) -> Path:
 def prepare_models(settings: Settings) -> dict[str, Path]:
     """Prepare the models under settings.models_dir; returns their paths."""
     settings.models_dir.mkdir(parents=True, exist_ok=True)
+    # A configured model_path is the user's own model (`ragqa train retriever`): exported, never
+    # overwritten with e5.
+    embedding = settings.embedding_path if settings.embedding.model_path else convert_e5(settings.embedding_path)
     return {
         "llm": assemble_gguf(settings.gguf_path),
-        "embedding": convert_e5(settings.embedding_path),
-        "embedding-onnx": export_e5_onnx(settings.embedding_path, settings.embedding_onnx_path),
+        "embedding": embedding,
+        "embedding-onnx": export_e5_onnx(embedding, settings.embedding_onnx_path),
     }

@@ -149,7 +149,7 @@ def test_tuned_retriever_carries_its_calibration(indexed, generated, tmp_path):
     assert summary["train_triplets"] > 0 and summary["heldout_after"]["pairs"] > 0
     calibration = json.loads((out / CALIBRATION_FILE).read_text())
     assert calibration == summary["calibration"] and calibration["scale"] > 0
-    settings = fresh_settings(indexed, indexed.storage_dir, embedding={"model_path": str(out)})
+    settings = fresh_settings(indexed, indexed.storage_dir, embedding={"model_path": str(out), "backend": "torch"})
     scorer = build_scorer(settings, build_embedding(settings))
     assert scorer.kind == "bi-encoder" and (scorer.center, scorer.scale) == (calibration["center"], calibration["scale"])
     battery, cafeteria = sorted(
