@@ -5,12 +5,15 @@ store, the progress and the bad-file report are those of a serial run."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
+import types
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -52,6 +55,20 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+@contextmanager
+def _without_main_script() -> Iterator[None]:
+    """Processes started in this block do not run the caller's main script. A spawned process
+    runs it again (as `__mp_main__`) to find what the parent's `__main__` defined, so a script
+    that calls `ingest` without an `if __name__ == "__main__"` guard would ingest again inside
+    every worker; the workers need nothing from it (their work is `convert_one`)."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
 def worker_count(cfg: IngestSettings, files: int) -> int:
     """Conversion processes for a batch: `ingest.workers`, by default one per core beside the
     main process (which embeds); none (convert in the main process) for a small batch."""
@@ -73,7 +90,8 @@ def conversions(jobs: Sequence[tuple[Path, str]], cfg: IngestSettings) -> Iterat
         ahead: deque[Future[Conversion]] = deque()
         for done, (path, doc_id) in enumerate(jobs):
             while len(ahead) < 2 * workers and done + len(ahead) < len(jobs):  # a bounded look-ahead
-                ahead.append(pool.submit(convert_one, *jobs[done + len(ahead)], cfg))
+                with _without_main_script():  # a submit may start a worker
+                    ahead.append(pool.submit(convert_one, *jobs[done + len(ahead)], cfg))
             try:
                 yield ahead.popleft().result()
             except BrokenProcessPool:

@@ -3,6 +3,8 @@ bad input, on small real documents written by tests/documents.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import fresh_settings
 from documents import KOREAN, all_formats, crash_report_pdf, long_csv, write_pdf
@@ -466,3 +468,29 @@ def test_parallel_conversion_gives_the_serial_store(base_settings, documents, tm
     assert serial[0] == parallel[0] and serial[1] == parallel[1] == len(documents)
     assert serial[2:5] == parallel[2:5] and serial[6] == parallel[6]
     assert np.allclose(serial[5], parallel[5], atol=1e-6)
+
+
+def test_a_script_without_a_main_guard_runs_once(base_settings, tmp_path):
+    """Spawned workers would run the caller's script again; an unguarded one must not ingest
+    inside every worker."""
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"n{i}.md").write_text(f"# Note {i}\n\nShelf {i}.", encoding="utf-8")
+    runs = tmp_path / "runs.txt"
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from pathlib import Path\nfrom ingestion.pipeline import ingest\nfrom rag.settings import load_settings\n"
+        f"with open({str(runs)!r}, 'a') as f: f.write('ran\\n')\n"
+        f"settings = load_settings()\nsettings.storage_dir = Path({str(tmp_path / 'storage')!r})\n"
+        "settings.ingest.workers = 1\n"
+        f"print(ingest([Path({str(folder)!r})], settings, progress=False).indexed)\n", encoding="utf-8")
+    env = dict(os.environ, RAGQA_MODELS_DIR=str(base_settings.models_dir), PYTHONPATH=str(Path(__file__).parent.parent))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "5"
+    assert runs.read_text() == "ran\n"
