@@ -70,9 +70,10 @@ def _without_main_script() -> Iterator[None]:
 
 
 def worker_count(cfg: IngestSettings, files: int) -> int:
-    """Conversion processes for a batch: `ingest.workers`, by default one per core beside the
-    main process (which embeds); none (convert in the main process) for a small batch."""
-    wanted = max(1, (os.cpu_count() or 1) - 1) if cfg.workers < 0 else cfg.workers
+    """Conversion processes for a batch: `ingest.workers`, by default one per core beyond the
+    two the embedder's threads keep busy (none on 2 cores: measured, a worker there slowed the
+    devbench HTML set by 12%, docs/BENCHMARKS.md); none for a small batch."""
+    wanted = max(0, (os.cpu_count() or 1) - 2) if cfg.workers < 0 else cfg.workers
     return 0 if files < MIN_FILES else min(wanted, files)
 
 

@@ -121,7 +121,7 @@ class IngestSettings(Section):
         1_000_000, description="A CSV/XLSX with more cells (rows x columns) is refused (Docling's table limit)."
     )
     workers: int = Field(
-        -1, ge=-1, description="Conversion processes beside the one that embeds; -1: one per core but one; 0: none."
+        -1, ge=-1, description="Conversion processes beside the one that embeds; -1: one per core beyond two; 0: none."
     )
     docling_artifacts_path: Annotated[str, ConfigPath()] = Field(
         "", description="Folder of downloaded Docling layout models; empty: model-free PDF pipeline."
