@@ -21,8 +21,7 @@ import re
 import statistics
 from pathlib import Path
 
-from corpora import Corpus, corpora, indexed
-from evaluation.gold import load_qa
+from corpora import Corpus, answerable, corpora, indexed
 from evaluation.metrics import required
 from llama_index.core.schema import MetadataMode, QueryBundle
 from rag.context import ContextBuilder, cells
@@ -102,7 +101,7 @@ def main() -> None:
     results = {}
     for name, corpus, qa_file in sets:
         pipeline = RagPipeline(indexed(corpus))
-        qa = [q for q in load_qa(qa_file) if q.get("answerable", True) and q["evidence"]]
+        qa = answerable(qa_file)
         results[name] = measure(pipeline, qa, budgets)
         print(f"\n{name}: {len(qa)} questions (recall / mean context tokens)")
         for fmt in ("chunks", "rows", "markdown"):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import rag  # noqa: F401  (offline environment before any model import)
+from evaluation.gold import load_qa
 from ingestion.pipeline import DOCSTORE_FILE, catch_up_lexical, ingest
 from rag.settings import REPO_ROOT, Settings, load_settings
 
@@ -43,6 +44,11 @@ CORPORA = [
 def corpora(names: list[str] | None = None) -> list[Corpus]:
     chosen = [c for c in CORPORA if not names or c.name in names]
     return [c for c in chosen if c.available]
+
+
+def answerable(qa_file: Path) -> list[dict]:
+    """The QA file's answerable questions that name their evidence: what retrieval is scored on."""
+    return [q for q in load_qa(qa_file) if q.get("answerable", True) and q["evidence"]]
 
 
 def indexed(corpus: Corpus, stores: Path = STORES) -> Settings:

@@ -27,11 +27,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from corpora import STORES, answerable
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.schema import MetadataMode
 
 import rag  # noqa: F401  (offline environment before any model import)
-from evaluation.gold import load_qa
 from evaluation.metrics import aggregate, evidence_hits, question_metrics
 from rag.embeddings import OnnxEmbedding
 from rag.models import build_embedding
@@ -39,7 +39,6 @@ from rag.prepare import export_onnx
 from rag.settings import REPO_ROOT, Settings, load_settings
 from rag.store import all_nodes, collection
 
-STORES = REPO_ROOT / "storage/bench-stores"
 DEVBENCH = REPO_ROOT.parent / "shared/devbench/qa"
 LANGUAGES = {"en": "debian_faq_en_html", "ko": "debian_faq_ko_html"}
 
@@ -89,7 +88,7 @@ def main() -> None:
     qa: dict[str, list[dict]] = {}
     for language, name in LANGUAGES.items():
         nodes = all_nodes(store_settings(name, "torch", 16))
-        qa[language] = [q for q in load_qa(DEVBENCH / f"{name}.jsonl") if q.get("answerable", True) and q["evidence"]]
+        qa[language] = answerable(DEVBENCH / f"{name}.jsonl")
         texts[language] = {
             "passage": [n.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes],
             "query": [q["question"] for q in qa[language]],

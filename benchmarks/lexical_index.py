@@ -16,10 +16,9 @@ import statistics
 import time
 from pathlib import Path
 
-from corpora import corpora, indexed
+from corpora import answerable, corpora, indexed
 from llama_index.retrievers.bm25 import BM25Retriever
 
-from evaluation.gold import load_qa
 from evaluation.metrics import aggregate, evidence_hits, question_metrics
 from evaluation.retrieval import ranked
 from rag.retrieval import lexical_index
@@ -48,7 +47,7 @@ def main() -> None:
     results = {}
     for corpus in corpora([c for c in args.corpora.split(",") if c]):
         settings = indexed(corpus)
-        qa = [q for q in load_qa(corpus.qa) if q.get("answerable", True) and q["evidence"]]
+        qa = answerable(corpus.qa)
         bm25s = BM25Retriever.from_defaults(nodes=all_nodes(settings), similarity_top_k=20)
         fts5 = lexical_index(settings)
         results[corpus.name] = {

@@ -15,8 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from corpora import corpora, indexed
-from evaluation.gold import load_qa
+from corpora import answerable, corpora, indexed
 from evaluation.retrieval import evaluate_stages
 from rag.settings import REPO_ROOT
 
@@ -32,7 +31,7 @@ def main() -> None:
     results = {}
     for corpus in corpora([c for c in args.corpora.split(",") if c]):
         settings = indexed(corpus)
-        qa = [q for q in load_qa(corpus.qa) if q.get("answerable", True) and q["evidence"]]
+        qa = answerable(corpus.qa)
         results[corpus.name] = {}
         for n in map(int, args.n.split(",")):
             results[corpus.name][f"n={n}"], _rows = evaluate_stages(settings, qa, n, progress=False)
