@@ -25,7 +25,7 @@ from rag.models import build_embedding, build_llm, build_rewriting_llm, token_co
 from rag.postprocessors import build_reranker
 from rag.references import ReferenceMatcher, Segment
 from rag.rewrite import QuestionRewriter, corpus_language, script_language
-from rag.retrieval import check_filters, hybrid_retriever, lexical_version, metadata_filters
+from rag.retrieval import check_filters, hybrid_retriever, lexical_index, lexical_version, metadata_filters
 from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.support import support_scorer
 from rag.settings import Settings
@@ -98,7 +98,7 @@ class RagPipeline:
         self.llm = llm or build_llm(settings)
         self.embedding = embedding
         self.retriever = hybrid_retriever(settings, embedding, self.llm)
-        self._lexical_version = lexical_version(settings)
+        self._has_lexical = lexical_index(settings).exists()
         self.scorer = build_scorer(settings, embedding)
         # The store's vectors are the bi-encoder's: the learned ranker reads their cosines.
         self.encoder = encoder_beside(self.scorer, settings, embedding)
@@ -235,9 +235,8 @@ class RagPipeline:
     def current_retriever(self, filters: MetadataFilters | None = None, top_n: int | None = None) -> BaseRetriever:
         """Hybrid retrieval over the store as it is now. The lexical index is read live; only a
         pipeline built before anything was indexed (dense alone) gains its BM25 channel here."""
-        version = lexical_version(self.settings)
-        if (version is None) != (self._lexical_version is None):
-            self._lexical_version = version
+        if lexical_index(self.settings).exists() != self._has_lexical:
+            self._has_lexical = not self._has_lexical
             self.retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
         if filters is None and top_n in (None, self.settings.retrieval.top_n):
             return self.retriever

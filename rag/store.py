@@ -52,7 +52,7 @@ def stored_nodes(chunks, **query) -> list[BaseNode]:
 
 
 def all_nodes(settings: Settings) -> list[BaseNode]:
-    """Every chunk in the store, as nodes (for BM25 and for generating training questions)."""
+    """Every chunk in the store, as nodes (for training: questions, pairs, mining)."""
     return stored_nodes(collection(settings))
 
 
