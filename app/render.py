@@ -13,7 +13,8 @@ def escape(text: str, markdown: bool) -> str:
 
 
 def location(item: dict[str, Any]) -> str:
-    """'report.pptx, slide 3, Results' from a source or reference entry."""
+    """'report.pptx, slide 3, Results' (', OCR text' when read from a picture) from a source or
+    reference entry."""
     parts = [str(item.get("doc") or "?")]
     if item.get("page") is not None:
         end = item.get("page_end")
@@ -22,6 +23,8 @@ def location(item: dict[str, Any]) -> str:
         parts.append(f"slide {item['slide']}")
     if item.get("section"):
         parts.append(str(item["section"]))
+    if item.get("ocr"):
+        parts.append("OCR text")  # read from a scan or a picture: the reader knows it may hold misreadings
     return ", ".join(parts)
 
 

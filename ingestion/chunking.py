@@ -24,7 +24,7 @@ from llama_index.core.schema import BaseNode, NodeRelationship, TextNode
 
 from ingestion.convert import Block, ConvertedDocument
 
-LOCATION_KEYS = ("doc", "page", "page_end", "slide", "section", "sections", "table_id")
+LOCATION_KEYS = ("doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr")
 
 
 class LocatedDocument(Document):
@@ -122,6 +122,7 @@ class BlockChunker(NodeParser):
             "section": paths[0] if paths else None,  # where the chunk starts, for citations
             "sections": "\n".join(paths) or None,  # every section path it covers, for gold matching
             "table_id": next((b.table_id for b in blocks if b.table_id), None),
+            "ocr": True if any(b.ocr for b in blocks) else None,  # the UI says the text was OCRed
         }
         # Chroma stores flat, non-null metadata only.
         metadata = {**document.metadata, **{k: v for k, v in location.items() if v is not None}}
@@ -136,7 +137,7 @@ class BlockChunker(NodeParser):
 
 
 def _replace(block: Block, text: str) -> Block:
-    return Block(text, block.kind, block.page, block.slide, block.section, block.table_id)
+    return Block(text, block.kind, block.page, block.slide, block.section, block.table_id, ocr=block.ocr)
 
 
 def split_table(table: str, bound: int) -> list[str]:

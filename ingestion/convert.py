@@ -13,6 +13,9 @@ structure plus page anchors maximise traceability):
 - `markdown`: Docling structure (outline headings, paragraphs, tables), no page anchors;
 - `anchored`: Docling structure with page anchors (the default).
 
+A page without a text layer (a scan) is OCRed (`ingestion/ocr.py`, `ingest.ocr`) in every
+strategy: its paragraphs keep their page anchor and are marked as OCR.
+
 JSON and plain text are read here; Docling has no reader for arbitrary JSON.
 """
 
@@ -20,13 +23,22 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tqdm.auto import tqdm
 
 from ingestion.headers import front_matter
+from ingestion.ocr import OcrUnavailable, check_languages, read_image, render_page
 from rag.settings import IngestSettings
+
+if TYPE_CHECKING:
+    from ingestion.figures import PictureReader
+
+logger = logging.getLogger(__name__)
 
 DOCLING_SUFFIXES = {
     ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx", ".html": "html", ".htm": "html",
@@ -51,6 +63,7 @@ class Block:
     table_id: str | None = None
     start: int = 0  # offsets into ConvertedDocument.markdown
     end: int = 0
+    ocr: bool = False  # read from a picture or a scanned page, not from the file's text
 
 
 @dataclass
@@ -193,6 +206,8 @@ def compact_table(markdown: str) -> str:
 def _docling_other(path: Path, doc_id: str, fmt: str, cfg: IngestSettings) -> ConvertedDocument:
     from docling.datamodel.base_models import DocumentStream
 
+    from ingestion.figures import PictureReader  # imported here: figures imports this module
+
     fields: dict[str, Any] = {}
     source: Any = path
     sheet_names: list[str] = []
@@ -210,7 +225,7 @@ def _docling_other(path: Path, doc_id: str, fmt: str, cfg: IngestSettings) -> Co
     elif fmt == "html":
         fields = _html_title(path)
     document = _run_docling(source, path, fmt, None)
-    blocks = docling_blocks(document, fmt, sheet_names)
+    blocks = docling_blocks(document, fmt, sheet_names, PictureReader.of(path, fmt, cfg))
     return ConvertedDocument(doc_id, fmt, blocks, fields)
 
 
@@ -323,10 +338,17 @@ def _heading(text: str) -> str:
     return re.sub(r"\s*¶\s*$", "", text)
 
 
-def docling_blocks(document, fmt: str, sheet_names: list[str] = ()) -> list[Block]:
-    """Walk a DoclingDocument in reading order, keeping the section path and locations."""
-    from docling_core.types.doc import ListItem, SectionHeaderItem, TableItem, TextItem, TitleItem
+def docling_blocks(
+    document, fmt: str, sheet_names: list[str] = (), pictures: PictureReader | None = None
+) -> list[Block]:
+    """Walk a DoclingDocument in reading order, keeping the section path and locations; charts
+    and pictures become blocks through `ingestion.figures` (without `pictures`: no alt text, no OCR)."""
+    from docling_core.types.doc import ListItem, PictureItem, SectionHeaderItem, TableItem, TextItem, TitleItem
 
+    from ingestion.figures import PictureReader, figure_block, picture_captions  # figures imports this module
+
+    pictures = pictures or PictureReader()
+    captions = picture_captions(document)
     blocks: list[Block] = []
     path: list[str] = []
     for item, _level in document.iterate_items():
@@ -337,6 +359,8 @@ def docling_blocks(document, fmt: str, sheet_names: list[str] = ()) -> list[Bloc
             path = [sheet_names[number - 1]]
         if fmt == "pptx" and number and (not blocks or blocks[-1].slide != number):
             path = []  # a slide's title starts its own section
+        if item.self_ref in captions:
+            continue  # in its picture's block
         if isinstance(item, TitleItem) or (isinstance(item, SectionHeaderItem) and fmt == "pptx"):
             path = [_heading(item.text)]
             blocks.append(Block(f"# {path[-1]}", "title", section=tuple(path), **location))
@@ -348,6 +372,9 @@ def docling_blocks(document, fmt: str, sheet_names: list[str] = ()) -> list[Bloc
         elif isinstance(item, TableItem):
             table = compact_table(item.export_to_markdown(document))
             blocks.append(Block(table, "table", section=tuple(path), table_id=item.self_ref, **location))
+        elif isinstance(item, PictureItem):
+            figure = figure_block(item, document, pictures, tuple(path), **location)
+            blocks.extend([figure] if figure else [])
         elif isinstance(item, ListItem):
             blocks.append(Block(f"- {item.text}", "list", section=tuple(path), **location))
         elif isinstance(item, TextItem):
@@ -360,24 +387,34 @@ def docling_blocks(document, fmt: str, sheet_names: list[str] = ()) -> list[Bloc
 
 def _pdf(path: Path, doc_id: str, cfg: IngestSettings) -> ConvertedDocument:
     pages, fields = _pdf_text_layer(path)
-    if cfg.pdf_strategy == "text":
-        blocks = [Block(p, page=n) for n, text in enumerate(pages, 1) for p in _paragraphs(text)]
-        return ConvertedDocument(doc_id, "pdf", blocks, fields)
-    document = _run_docling(path, path, "pdf", cfg.docling_artifacts_path or None)
-    if cfg.docling_artifacts_path:  # the layout model gave real structure
-        blocks = docling_blocks(document, "pdf")
+    scanned = _pages_to_ocr(pages, cfg)
+    scans = _ocr_pages(path, scanned, cfg)
+    if cfg.pdf_strategy == "text" or len(scanned) == len(pages):
+        blocks = [Block(p, page=n) for n, text in enumerate(pages, 1) if n not in scans for p in _paragraphs(text)]
     else:
-        structured = cfg.pdf_strategy != "layout"
-        blocks = _native_paragraphs(document, _pdf_outline(path) if structured else [], structured)
+        blocks = _docling_pdf(path, pages, cfg)
+    blocks = _with_scans(blocks, scans)
+    if not blocks:
+        raise DocumentLoadError(f"no text on any of its {len(pages)} pages: no text layer, and OCR found none")
     if cfg.pdf_strategy == "markdown":
         for block in blocks:
             block.page = None
     return ConvertedDocument(doc_id, "pdf", blocks, fields)
 
 
+def _docling_pdf(path: Path, pages: list[str], cfg: IngestSettings) -> list[Block]:
+    """Blocks of the text-layer pages by Docling: its layout pipeline's structure, or the
+    model-free native pipeline's lines, respaced from the text layer and made paragraphs."""
+    document = _run_docling(path, path, "pdf", cfg.docling_artifacts_path or None)
+    if cfg.docling_artifacts_path:  # the layout model gave real structure
+        return docling_blocks(document, "pdf")
+    structured = cfg.pdf_strategy != "layout"
+    return _native_paragraphs(document, pages, _pdf_outline(path) if structured else [], structured)
+
+
 def _pdf_text_layer(path: Path) -> tuple[list[str], dict[str, str]]:
     """Each page's text and the document's metadata (Title, Author, Subject, ...); refuses
-    encrypted, corrupt and image-only PDFs with the reason."""
+    encrypted and corrupt PDFs with the reason."""
     import pypdfium2 as pdfium
 
     try:
@@ -397,11 +434,70 @@ def _pdf_text_layer(path: Path) -> tuple[list[str], dict[str, str]]:
             page.close()
     finally:
         pdf.close()
-    if not any(p.strip() for p in pages):
-        raise DocumentLoadError(
-            f"no text layer on any of its {len(pages)} pages (a scan?): OCR is not available offline"
-        )
     return pages, fields
+
+
+def _pages_to_ocr(pages: list[str], cfg: IngestSettings) -> list[int]:
+    """The page numbers to OCR: those without a text layer ("auto"), all ("force") or none."""
+    if cfg.ocr == "force":
+        return list(range(1, len(pages) + 1))
+    blank = [n for n, text in enumerate(pages, 1) if not text.strip()]
+    if cfg.ocr == "off":
+        if len(blank) == len(pages):
+            raise DocumentLoadError(
+                f"no text layer on any of its {len(pages)} pages (a scan?) and OCR is off (ingest.ocr)"
+            )
+        return []
+    if len(blank) < len(pages):
+        try:
+            check_languages(cfg.ocr_languages)
+        except OcrUnavailable as error:  # a scanned page in a text PDF: index the text, say what was left out
+            logger.warning("%d pages without a text layer left out: %s", len(blank), error)
+            return []
+    return blank
+
+
+def _ocr_pages(path: Path, numbers: list[int], cfg: IngestSettings) -> dict[int, list[Block]]:
+    """OCR the given pages, rendered at `ocr_dpi`: each page's paragraphs as blocks anchored to
+    it and marked as OCR."""
+    if not numbers:
+        return {}
+    import pypdfium2 as pdfium
+
+    try:
+        check_languages(cfg.ocr_languages)
+    except OcrUnavailable as error:
+        raise DocumentLoadError(f"no text layer on {len(numbers)} of its pages (a scan?): {error}") from error
+    import pypdfium2.raw as pdfium_c
+
+    pdf = pdfium.PdfDocument(str(path))
+    scans = {}
+    try:
+        for number in tqdm(numbers, desc=f"OCR {path.name}", unit="page", leave=False, disable=len(numbers) < 3):
+            page = pdf[number - 1]
+            # A page with neither text nor a picture is blank (a separator page): nothing to read.
+            if cfg.ocr == "force" or next(page.get_objects([pdfium_c.FPDF_PAGEOBJ_IMAGE]), None) is not None:
+                try:
+                    paragraphs = read_image(render_page(page, cfg.ocr_dpi), cfg.ocr_languages)
+                except OcrUnavailable as error:
+                    raise DocumentLoadError(f"OCR of page {number} failed: {error}") from error
+                scans[number] = [Block(p.text, page=number, ocr=True) for p in paragraphs]
+            page.close()
+    finally:
+        pdf.close()
+    return scans
+
+
+def _with_scans(blocks: list[Block], scans: dict[int, list[Block]]) -> list[Block]:
+    """The text-layer blocks with the OCR pages' blocks in page order; an OCR block continues
+    the section of the block before it (a scan carries no outline)."""
+    if not scans:
+        return blocks
+    merged = sorted(blocks + [b for page in scans.values() for b in page], key=lambda b: b.page or 0)
+    for before, block in zip(merged, merged[1:]):
+        if block.ocr and not block.section:
+            block.section = before.section
+    return merged
 
 
 @dataclass
@@ -442,14 +538,22 @@ def _starts_heading(line: str, title: str) -> bool:
     return bool(line) and title.startswith(line) and len(line) >= min(len(title), max(8, len(title) // 2))
 
 
-def _native_paragraphs(document, outline: list[_Heading], headings: bool = True) -> list[Block]:
+def _native_paragraphs(document, layer: list[str], outline: list[_Heading], headings: bool = True) -> list[Block]:
     """Lines from the native pipeline -> paragraphs per page, with headings.
+
+    Docling's lines drop spaces that are only gaps between glyphs when a gap is narrow next to
+    what docling-parse takes as the font's space width (ko.TeX's Korean, on tight lines), so
+    each page's lines take their spacing from its text layer (`layer`, pypdfium2's text).
 
     Headings come from the PDF outline; a PDF without one gets them from font size (a line at
     least 20% taller than the body text, ranked by size). A paragraph ends where the vertical
     gap to the next line exceeds most of a line height, or the line height changes.
     """
+    from itertools import groupby
+
     from docling_core.types.doc import CoordOrigin
+
+    from ingestion.spacing import respace
 
     lines = []
     for item, _level in document.iterate_items():
@@ -477,6 +581,12 @@ def _native_paragraphs(document, outline: list[_Heading], headings: bool = True)
     if headings and not outline:
         tall = sorted((h for h in chars_by_height if h >= 1.2 * body), reverse=True)[:5]
         size_levels = {size: level for level, size in enumerate(tall, 1)}
+    # Each line now ends in the whitespace that parts it from the next ("" within a word).
+    respaced = []
+    for page, group in groupby(lines, key=lambda line: line[0]):
+        group = list(group)
+        texts = respace(layer[page - 1], [text for *_, text in group])
+        respaced += [(*line[:3], text) for line, text in zip(group, texts)]
 
     blocks: list[Block] = []
     path: list[str] = []
@@ -485,17 +595,17 @@ def _native_paragraphs(document, outline: list[_Heading], headings: bool = True)
 
     def flush() -> None:
         if current:
-            blocks.append(Block(" ".join(current), section=tuple(path), page=last[0]))
+            blocks.append(Block("".join(current).rstrip(), section=tuple(path), page=last[0]))
             current.clear()
 
-    for page, top, bottom, text in lines:
+    for page, top, bottom, text in respaced:
         height = max(bottom - top, 1.0)
         pending = by_page.get(page, [])
         heading = next((h for h in pending if _starts_heading(text, h.title)), None)
         if heading is not None:
             pending.remove(heading)
         elif round(height) in size_levels and len(text) < 150:
-            heading = _Heading(text, size_levels[round(height)], page)
+            heading = _Heading(text.rstrip(), size_levels[round(height)], page)
         if heading is not None:
             flush()
             path = path[: heading.level - 1] + [heading.title]

@@ -72,6 +72,7 @@ def source_entry(ref: int, node: NodeWithScore) -> dict[str, Any]:
         "page_end": meta.get("page_end"),  # a chunk may run over pages
         "slide": meta.get("slide"),
         "section": meta.get("section"),
+        "ocr": bool(meta.get("ocr")),  # the text was read from a picture or a scan: it may hold misreadings
         "text": node.node.get_content(metadata_mode=MetadataMode.NONE),
         "score": round(float(node.score or 0.0), 4),
     }
@@ -84,7 +85,7 @@ def segment_entry(segment: Segment, sources: list[dict[str, Any]]) -> dict[str, 
         "sentences": segment.sentences,
         "supported": segment.supported,
         "references": [
-            {key: sources[ref.chunk][key] for key in ("ref", "chunk_id", "doc", "page", "page_end", "slide", "section")}
+            {key: sources[ref.chunk][key] for key in ("ref", "chunk_id", "doc", "page", "page_end", "slide", "section", "ocr")}
             | {"score": round(ref.score, 4)}
             for ref in segment.references
         ],

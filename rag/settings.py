@@ -126,6 +126,15 @@ class IngestSettings(Section):
     docling_artifacts_path: Annotated[str, ConfigPath()] = Field(
         "", description="Folder of downloaded Docling layout models; empty: model-free PDF pipeline."
     )
+    ocr: Literal["auto", "off", "force"] = Field(
+        "auto",
+        description="auto: OCR PDF pages without a text layer and pictures; off: none (a scan is refused); "
+        "force: OCR every PDF page, ignoring its text layer.",
+    )
+    ocr_languages: list[str] = Field(
+        ["kor", "eng"], description="Tesseract languages, e.g. kor, eng, jpn (each an installed tesseract-ocr-<lang>)."
+    )
+    ocr_dpi: int = Field(300, ge=72, le=600, description="Resolution PDF pages are rendered at for OCR.")
 
 
 class RetrievalSettings(Section):

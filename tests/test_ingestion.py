@@ -141,7 +141,7 @@ def test_encrypted_scanned_and_oversized_pdf(tmp_path):
     with pytest.raises(DocumentLoadError, match="encrypted PDF"):
         convert(locked, "locked.pdf", CFG)
     scan = write_pdf(tmp_path / "scan.pdf", [[], []])
-    with pytest.raises(DocumentLoadError, match="no text layer on any of its 2 pages"):
+    with pytest.raises(DocumentLoadError, match="no text on any of its 2 pages: no text layer, and OCR found none"):
         convert(scan, "scan.pdf", CFG)
     with pytest.raises(DocumentLoadError, match="over the 0.001 MB limit"):
         convert(crash_report_pdf(tmp_path / "big.pdf"), "big.pdf", IngestSettings(max_file_mb=0.001))

@@ -1,0 +1,128 @@
+"""OCR: text in pictures and scanned pages, offline, with Tesseract (Debian's `tesseract-ocr`,
+`tesseract-ocr-kor`, `tesseract-ocr-eng`), run as a command that reads a PNG and writes TSV.
+
+Tesseract was chosen over rapidocr-onnxruntime, the only ONNX OCR whose PyPI wheel carries its
+models: that wheel has no Korean recogniser, and on English pages Tesseract was as accurate
+(docs/BENCHMARKS.md, "OCR"). A page is rendered at `dpi` (300: Tesseract's models are trained on
+text of about that resolution); a picture smaller than that is enlarged first.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+INSTALL_HINT = "install it with: apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-kor"
+MIN_WORD_CONFIDENCE = 30  # Tesseract's 0-100 word confidence; lower is mostly specks read as letters
+MIN_TEXT_HEIGHT = 1000  # pixels; a smaller picture (a slide's 72-dpi image) is enlarged towards this,
+MAX_UPSCALE = 4  # by at most this: 72 dpi to about 300 (a thin banner is not made 50 times larger)
+# Page segmentation "single column of text of variable sizes": the automatic mode (3) drops whole
+# lines of Hangul as noise (tesseract-ocr/tesseract#3423); see docs/BENCHMARKS.md, "OCR".
+PAGE_SEGMENTATION = 4
+SYLLABLE_GAP = 0.3  # of the line's text height: a narrower gap beside Hangul is inside a word
+
+
+class OcrUnavailable(RuntimeError):
+    """Tesseract or one of the configured languages is not installed."""
+
+
+@dataclass
+class OcrParagraph:
+    text: str
+    confidence: float  # mean word confidence, 0-100
+
+
+@cache
+def installed_languages() -> frozenset[str]:
+    if shutil.which("tesseract") is None:
+        return frozenset()
+    listing = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, check=False).stdout
+    return frozenset(line.strip() for line in listing.splitlines()[1:] if line.strip())
+
+
+def check_languages(languages: Sequence[str]) -> None:
+    """Raise OcrUnavailable, saying what to install, unless Tesseract reads all `languages`."""
+    have = installed_languages()
+    if not have:
+        raise OcrUnavailable(f"OCR needs Tesseract, which is not installed: {INSTALL_HINT}")
+    missing = [lang for lang in languages if lang not in have]
+    if missing:
+        raise OcrUnavailable(
+            f"Tesseract has no {', '.join(missing)} language data (installed: {', '.join(sorted(have))}): {INSTALL_HINT}"
+        )
+
+
+def read_image(image, languages: Sequence[str], psm: int = PAGE_SEGMENTATION) -> list[OcrParagraph]:
+    """The paragraphs of text in a PIL image, in Tesseract's reading order."""
+    check_languages(languages)
+    image = _on_white(image).convert("L")
+    if image.height < MIN_TEXT_HEIGHT:
+        scale = min(MAX_UPSCALE, MIN_TEXT_HEIGHT / image.height)
+        image = image.resize((round(image.width * scale), round(image.height * scale)))
+    png = io.BytesIO()
+    image.save(png, "PNG")
+    # One thread: Tesseract's OpenMP threads spin against the embedder and the other pages' work
+    # (a page took 3x longer with them on 2 busy cores).
+    done = subprocess.run(
+        ["tesseract", "stdin", "stdout", "--psm", str(psm), "-l", "+".join(languages), "tsv"],
+        input=png.getvalue(), capture_output=True, env={**os.environ, "OMP_THREAD_LIMIT": "1"}, check=False,
+    )
+    if done.returncode != 0:
+        raise OcrUnavailable(f"tesseract failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
+    rows = csv.DictReader(io.StringIO(done.stdout.decode("utf-8")), delimiter="\t", quoting=csv.QUOTE_NONE)
+    paragraphs: dict[tuple[str, str], list[list[dict]]] = {}
+    for row in rows:
+        if row["level"] != "5" or not (row["text"] or "").strip() or float(row["conf"]) < MIN_WORD_CONFIDENCE:
+            continue
+        lines = paragraphs.setdefault((row["block_num"], row["par_num"]), [])
+        if not lines or lines[-1][-1]["line_num"] != row["line_num"]:
+            lines.append([])
+        lines[-1].append(row)
+    result = []
+    for lines in paragraphs.values():
+        text = " ".join(_line_text(words) for words in lines)
+        if any(ch.isalnum() for ch in text):
+            confidence = [float(w["conf"]) for words in lines for w in words]
+            result.append(OcrParagraph(text, sum(confidence) / len(confidence)))
+    return result
+
+
+def _on_white(image):
+    """A transparent picture flattened onto white: Tesseract reads transparent pixels as black,
+    so dark text on a transparent background (a common PNG) would vanish."""
+    if "A" not in image.getbands() and "transparency" not in image.info:
+        return image
+    from PIL import Image
+
+    flat = Image.new("RGBA", image.size, "white")
+    flat.alpha_composite(image.convert("RGBA"))
+    return flat.convert("RGB")
+
+
+def _line_text(words: list[dict]) -> str:
+    """A line's words, joined with a space only where the gap is one. Tesseract's Korean model
+    splits Hangul words into syllables ("국 교 는"); the gap between a word's syllables is a
+    fraction of the gap between words (0-12 against 16-32 pixels on 11-point text at 300 dpi)."""
+    height = sorted(int(w["height"]) for w in words)[len(words) // 2]
+    text = words[0]["text"].strip()
+    for before, word in zip(words, words[1:]):
+        gap = int(word["left"]) - int(before["left"]) - int(before["width"])
+        token = word["text"].strip()
+        joined = gap < SYLLABLE_GAP * height and (_hangul(text[-1]) or _hangul(token[0]))
+        text += token if joined else " " + token
+    return text
+
+
+def _hangul(char: str) -> bool:
+    return "\uac00" <= char <= "\ud7a3"
+
+
+def render_page(page, dpi: int):
+    """A pypdfium2 page as a PIL image at `dpi`."""
+    return page.render(scale=dpi / 72, grayscale=True).to_pil()
