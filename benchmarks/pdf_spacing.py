@@ -19,28 +19,11 @@ import time
 from pathlib import Path
 
 from corpora import DEVBENCH
-from ingestion.convert import convert
+from ingestion.convert import convert, pdf_text_layer
 from ingestion.spacing import spacing
 from rag.settings import REPO_ROOT, IngestSettings
 
 STRATEGIES = ("text", "layout", "anchored", "markdown")
-
-
-def text_layer(path: Path) -> list[str]:
-    """pypdfium2's text of each page, line ends as "\\n"."""
-    import pypdfium2 as pdfium
-
-    pdf = pdfium.PdfDocument(str(path))
-    try:
-        pages = []
-        for page in pdf:
-            textpage = page.get_textpage()
-            pages.append(textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
-            textpage.close()
-            page.close()
-        return pages
-    finally:
-        pdf.close()
 
 
 def measure(path: Path, strategy: str, layer: list[str]) -> dict:
@@ -80,7 +63,7 @@ def main() -> None:
     results: dict[str, dict] = {}
     print(f"{'pdf':28} {'strategy':9} {'min':>6} {'mean':>6} {'worst':>5} {'spaces':>7} {'added':>6} {'convert s':>9}")
     for path in paths:
-        layer = text_layer(path)
+        layer, _fields = pdf_text_layer(path)
         results[path.name] = {}
         for strategy in args.strategies.split(","):
             row = results[path.name][strategy] = measure(path, strategy, layer)

@@ -24,7 +24,10 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import re
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -386,7 +389,7 @@ def docling_blocks(
 
 
 def _pdf(path: Path, doc_id: str, cfg: IngestSettings) -> ConvertedDocument:
-    pages, fields = _pdf_text_layer(path)
+    pages, fields = pdf_text_layer(path)
     scanned = _pages_to_ocr(pages, cfg)
     scans = _ocr_pages(path, scanned, cfg)
     if cfg.pdf_strategy == "text" or len(scanned) == len(pages):
@@ -412,7 +415,7 @@ def _docling_pdf(path: Path, pages: list[str], cfg: IngestSettings) -> list[Bloc
     return _native_paragraphs(document, pages, _pdf_outline(path) if structured else [], structured)
 
 
-def _pdf_text_layer(path: Path) -> tuple[list[str], dict[str, str]]:
+def pdf_text_layer(path: Path) -> tuple[list[str], dict[str, str]]:
     """Each page's text and the document's metadata (Title, Author, Subject, ...); refuses
     encrypted and corrupt PDFs with the reason."""
     import pypdfium2 as pdfium
@@ -470,21 +473,38 @@ def _ocr_pages(path: Path, numbers: list[int], cfg: IngestSettings) -> dict[int,
         raise DocumentLoadError(f"no text layer on {len(numbers)} of its pages (a scan?): {error}") from error
     import pypdfium2.raw as pdfium_c
 
+    # Pages are rendered here (pdfium is not thread-safe) and read by one Tesseract per core, a
+    # few pages ahead at most (a 300-dpi page is 9 MB).
+    threads = os.cpu_count() or 1
+    pending: deque[tuple[int, Future]] = deque()
+    scans: dict[int, list[Block]] = {}
+    bar = tqdm(total=len(numbers), desc=f"OCR {path.name}", unit="page", leave=False, disable=len(numbers) < 3)
+
+    def collect() -> None:
+        number, future = pending.popleft()
+        scans[number] = [Block(p.text, page=number, ocr=True) for p in future.result()]
+        bar.update()
+
     pdf = pdfium.PdfDocument(str(path))
-    scans = {}
     try:
-        for number in tqdm(numbers, desc=f"OCR {path.name}", unit="page", leave=False, disable=len(numbers) < 3):
-            page = pdf[number - 1]
-            # A page with neither text nor a picture is blank (a separator page): nothing to read.
-            if cfg.ocr == "force" or next(page.get_objects([pdfium_c.FPDF_PAGEOBJ_IMAGE]), None) is not None:
-                try:
-                    paragraphs = read_image(render_page(page, cfg.ocr_dpi), cfg.ocr_languages)
-                except OcrUnavailable as error:
-                    raise DocumentLoadError(f"OCR of page {number} failed: {error}") from error
-                scans[number] = [Block(p.text, page=number, ocr=True) for p in paragraphs]
-            page.close()
+        with ThreadPoolExecutor(threads) as pool:
+            for number in numbers:
+                page = pdf[number - 1]
+                # A page with neither text nor a picture is blank (a separator page): nothing to read.
+                if cfg.ocr == "force" or next(page.get_objects([pdfium_c.FPDF_PAGEOBJ_IMAGE]), None) is not None:
+                    pending.append((number, pool.submit(read_image, render_page(page, cfg.ocr_dpi), cfg.ocr_languages)))
+                else:
+                    bar.update()
+                page.close()
+                while len(pending) > 2 * threads:
+                    collect()
+            while pending:
+                collect()
+    except OcrUnavailable as error:
+        raise DocumentLoadError(f"OCR failed: {error}") from error
     finally:
         pdf.close()
+        bar.close()
     return scans
 
 

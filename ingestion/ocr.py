@@ -25,6 +25,7 @@ MAX_UPSCALE = 4  # by at most this: 72 dpi to about 300 (a thin banner is not ma
 # Page segmentation "single column of text of variable sizes": the automatic mode (3) drops whole
 # lines of Hangul as noise (tesseract-ocr/tesseract#3423); see docs/BENCHMARKS.md, "OCR".
 PAGE_SEGMENTATION = 4
+MAX_SKEW = 3  # degrees: a page fed askew through a scanner is turned by a degree or two
 SYLLABLE_GAP = 0.3  # of the line's text height: a narrower gap beside Hangul is inside a word
 
 
@@ -65,6 +66,7 @@ def read_image(image, languages: Sequence[str], psm: int = PAGE_SEGMENTATION) ->
     if image.height < MIN_TEXT_HEIGHT:
         scale = min(MAX_UPSCALE, MIN_TEXT_HEIGHT / image.height)
         image = image.resize((round(image.width * scale), round(image.height * scale)))
+    image = _straightened(image)
     png = io.BytesIO()
     image.save(png, "PNG")
     # One thread: Tesseract's OpenMP threads spin against the embedder and the other pages' work
@@ -91,6 +93,25 @@ def read_image(image, languages: Sequence[str], psm: int = PAGE_SEGMENTATION) ->
             confidence = [float(w["conf"]) for words in lines for w in words]
             result.append(OcrParagraph(text, sum(confidence) / len(confidence)))
     return result
+
+
+def _straightened(image):
+    """The image turned so its lines are level: the angle within MAX_SKEW at which rows of ink
+    are most uneven (lines and the gaps between them), found on an 800-pixel-wide copy. The
+    single-column segmentation mixes up sloping lines (docs/BENCHMARKS.md, "OCR")."""
+    import numpy as np
+    from PIL import Image
+
+    if image.width < 200:
+        return image
+    small = image.resize((800, max(1, round(image.height * 800 / image.width))))
+    ink = Image.fromarray(((np.asarray(small) < 128) * 255).astype(np.uint8))
+
+    def unevenness(angle: float) -> float:
+        return float(np.var(np.asarray(ink.rotate(angle), dtype=np.int32).sum(axis=1)))
+
+    angle = max(np.arange(-MAX_SKEW, MAX_SKEW + 0.01, 0.1), key=unevenness)
+    return image.rotate(angle, resample=Image.BICUBIC, fillcolor=255) if abs(angle) > 0.05 else image
 
 
 def _on_white(image):

@@ -237,7 +237,7 @@ def _pdf_strategy(pdfs: list[Path]) -> tuple[str, str]:
             first.close()
         finally:
             pdf.close()
-    note = f"; {scanned} of them without a text layer on page 1 (scans are refused: no OCR)" if scanned else ""
+    note = f"; {scanned} of them without a text layer on page 1 (scans: OCR reads them, ingest.ocr)" if scanned else ""
     if outlined * 2 >= len(pdfs):
         return "anchored", f"{outlined} of {len(pdfs)} sampled PDFs have an outline: sections from it, pages kept{note}"
     return "text", (f"{len(pdfs) - outlined} of {len(pdfs)} sampled PDFs have no outline to give sections: "

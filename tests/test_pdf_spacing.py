@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ingestion.convert import convert
+from ingestion.convert import convert, pdf_text_layer
 from ingestion.spacing import respace, spacing
 from rag.settings import IngestSettings
 
@@ -58,19 +58,9 @@ def pdf(tmp_path_factory) -> Path:
     return korean_pdf(tmp_path_factory.mktemp("korean") / "korean.pdf", PARAGRAPHS)
 
 
-def text_layer(path: Path) -> str:
-    import pypdfium2 as pdfium
-
-    document = pdfium.PdfDocument(str(path))
-    try:
-        return document[0].get_textpage().get_text_range().replace("\r\n", "\n")
-    finally:
-        document.close()
-
-
 @pytest.mark.parametrize("strategy", ["text", "layout", "anchored", "markdown"])
 def test_a_korean_pdf_keeps_its_word_spacing(pdf, strategy):
-    layer = text_layer(pdf)
+    layer = pdf_text_layer(pdf)[0][0]  # its one page
     assert "이 오른쪽 페이지(홀수면)에서 시작하게" in layer  # the gaps are spaces to pdfium
     document = convert(pdf, "korean.pdf", IngestSettings(pdf_strategy=strategy))
     kept = spacing(layer, document.markdown)
