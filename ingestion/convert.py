@@ -389,36 +389,47 @@ def docling_blocks(
 
 
 def _pdf(path: Path, doc_id: str, cfg: IngestSettings) -> ConvertedDocument:
-    pages, fields = pdf_text_layer(path)
-    scanned = _pages_to_ocr(pages, cfg)
-    scans = _ocr_pages(path, scanned, cfg)
+    layer = pdf_text_layer(path)
+    pages = layer.pages
+    scanned = _pages_to_ocr(layer, cfg)
+    structured = cfg.pdf_strategy in ("anchored", "markdown")
+    outline = _pdf_outline(path) if structured else []
+    # Scanned pages get the same paragraphs and headings (by type size) as text lines do.
+    scans = _line_blocks(_ocr_lines(path, scanned, cfg), outline, structured, ocr=True)
     if cfg.pdf_strategy == "text" or len(scanned) == len(pages):
-        blocks = [Block(p, page=n) for n, text in enumerate(pages, 1) if n not in scans for p in _paragraphs(text)]
+        blocks = [Block(p, page=n) for n, text in enumerate(pages, 1) if n not in scanned for p in _paragraphs(text)]
     else:
-        blocks = _docling_pdf(path, pages, cfg)
+        blocks = _docling_pdf(path, pages, outline, cfg)
     blocks = _with_scans(blocks, scans)
     if not blocks:
         raise DocumentLoadError(f"no text on any of its {len(pages)} pages: no text layer, and OCR found none")
     if cfg.pdf_strategy == "markdown":
         for block in blocks:
             block.page = None
-    return ConvertedDocument(doc_id, "pdf", blocks, fields)
+    return ConvertedDocument(doc_id, "pdf", blocks, layer.fields)
 
 
-def _docling_pdf(path: Path, pages: list[str], cfg: IngestSettings) -> list[Block]:
+def _docling_pdf(path: Path, pages: list[str], outline: list[_Heading], cfg: IngestSettings) -> list[Block]:
     """Blocks of the text-layer pages by Docling: its layout pipeline's structure, or the
     model-free native pipeline's lines, respaced from the text layer and made paragraphs."""
     document = _run_docling(path, path, "pdf", cfg.docling_artifacts_path or None)
     if cfg.docling_artifacts_path:  # the layout model gave real structure
         return docling_blocks(document, "pdf")
-    structured = cfg.pdf_strategy != "layout"
-    return _native_paragraphs(document, pages, _pdf_outline(path) if structured else [], structured)
+    return _native_paragraphs(document, pages, outline, cfg.pdf_strategy != "layout")
 
 
-def pdf_text_layer(path: Path) -> tuple[list[str], dict[str, str]]:
-    """Each page's text and the document's metadata (Title, Author, Subject, ...); refuses
-    encrypted and corrupt PDFs with the reason."""
+@dataclass
+class PdfTextLayer:
+    pages: list[str]  # each page's text layer
+    fields: dict[str, str]  # the document's metadata: Title, Author, Subject
+    scans: list[int]  # numbers of the pages with no text but a picture (a blank page is neither)
+
+
+def pdf_text_layer(path: Path) -> PdfTextLayer:
+    """Each page's text, the metadata and the scanned pages; refuses encrypted and corrupt PDFs
+    with the reason."""
     import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
 
     try:
         pdf = pdfium.PdfDocument(str(path))
@@ -429,60 +440,59 @@ def pdf_text_layer(path: Path) -> tuple[list[str], dict[str, str]]:
         raise DocumentLoadError(f"corrupt or unreadable PDF ({message})") from error
     try:
         fields = {k: v for k, v in pdf.get_metadata_dict(skip_empty=True).items() if k in ("Title", "Author", "Subject")}
-        pages = []
-        for page in pdf:
+        pages, scans = [], []
+        for number, page in enumerate(pdf, 1):
             textpage = page.get_textpage()
             pages.append(textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
+            if not pages[-1].strip() and next(page.get_objects([pdfium_c.FPDF_PAGEOBJ_IMAGE]), None) is not None:
+                scans.append(number)
             textpage.close()
             page.close()
     finally:
         pdf.close()
-    return pages, fields
+    return PdfTextLayer(pages, fields, scans)
 
 
-def _pages_to_ocr(pages: list[str], cfg: IngestSettings) -> list[int]:
-    """The page numbers to OCR: those without a text layer ("auto"), all ("force") or none."""
+def _pages_to_ocr(layer: PdfTextLayer, cfg: IngestSettings) -> list[int]:
+    """The page numbers to OCR: the scanned ones ("auto"), all ("force") or none."""
     if cfg.ocr == "force":
-        return list(range(1, len(pages) + 1))
-    blank = [n for n, text in enumerate(pages, 1) if not text.strip()]
+        return list(range(1, len(layer.pages) + 1))
     if cfg.ocr == "off":
-        if len(blank) == len(pages):
+        if not any(text.strip() for text in layer.pages):
             raise DocumentLoadError(
-                f"no text layer on any of its {len(pages)} pages (a scan?) and OCR is off (ingest.ocr)"
+                f"no text layer on any of its {len(layer.pages)} pages (a scan?) and OCR is off (ingest.ocr)"
             )
         return []
-    if len(blank) < len(pages):
+    if layer.scans and any(text.strip() for text in layer.pages):
         try:
             check_languages(cfg.ocr_languages)
         except OcrUnavailable as error:  # a scanned page in a text PDF: index the text, say what was left out
-            logger.warning("%d pages without a text layer left out: %s", len(blank), error)
+            logger.warning("%d scanned pages left out: %s", len(layer.scans), error)
             return []
-    return blank
+    return layer.scans
 
 
-def _ocr_pages(path: Path, numbers: list[int], cfg: IngestSettings) -> dict[int, list[Block]]:
-    """OCR the given pages, rendered at `ocr_dpi`: each page's paragraphs as blocks anchored to
-    it and marked as OCR."""
+def _ocr_lines(path: Path, numbers: list[int], cfg: IngestSettings) -> list[_Line]:
+    """OCR the given pages, rendered at `ocr_dpi`: their lines, in page order."""
     if not numbers:
-        return {}
+        return []
     import pypdfium2 as pdfium
 
     try:
         check_languages(cfg.ocr_languages)
     except OcrUnavailable as error:
         raise DocumentLoadError(f"no text layer on {len(numbers)} of its pages (a scan?): {error}") from error
-    import pypdfium2.raw as pdfium_c
-
     # Pages are rendered here (pdfium is not thread-safe) and read by one Tesseract per core, a
     # few pages ahead at most (a 300-dpi page is 9 MB).
     threads = os.cpu_count() or 1
     pending: deque[tuple[int, Future]] = deque()
-    scans: dict[int, list[Block]] = {}
+    lines: list[_Line] = []
     bar = tqdm(total=len(numbers), desc=f"OCR {path.name}", unit="page", leave=False, disable=len(numbers) < 3)
 
     def collect() -> None:
         number, future = pending.popleft()
-        scans[number] = [Block(p.text, page=number, ocr=True) for p in future.result()]
+        for paragraph in future.result():
+            lines.extend(_Line(number, line.top, line.bottom, line.size, line.text + " ") for line in paragraph.lines)
         bar.update()
 
     pdf = pdfium.PdfDocument(str(path))
@@ -490,11 +500,7 @@ def _ocr_pages(path: Path, numbers: list[int], cfg: IngestSettings) -> dict[int,
         with ThreadPoolExecutor(threads) as pool:
             for number in numbers:
                 page = pdf[number - 1]
-                # A page with neither text nor a picture is blank (a separator page): nothing to read.
-                if cfg.ocr == "force" or next(page.get_objects([pdfium_c.FPDF_PAGEOBJ_IMAGE]), None) is not None:
-                    pending.append((number, pool.submit(read_image, render_page(page, cfg.ocr_dpi), cfg.ocr_languages)))
-                else:
-                    bar.update()
+                pending.append((number, pool.submit(read_image, render_page(page, cfg.ocr_dpi), cfg.ocr_languages)))
                 page.close()
                 while len(pending) > 2 * threads:
                     collect()
@@ -505,15 +511,15 @@ def _ocr_pages(path: Path, numbers: list[int], cfg: IngestSettings) -> dict[int,
     finally:
         pdf.close()
         bar.close()
-    return scans
+    return lines
 
 
-def _with_scans(blocks: list[Block], scans: dict[int, list[Block]]) -> list[Block]:
-    """The text-layer blocks with the OCR pages' blocks in page order; an OCR block continues
-    the section of the block before it (a scan carries no outline)."""
+def _with_scans(blocks: list[Block], scans: list[Block]) -> list[Block]:
+    """The text-layer blocks with the OCR pages' blocks in page order; an OCR block before the
+    scan's first heading continues the section of the block before it."""
     if not scans:
         return blocks
-    merged = sorted(blocks + [b for page in scans.values() for b in page], key=lambda b: b.page or 0)
+    merged = sorted(blocks + scans, key=lambda b: b.page or 0)
     for before, block in zip(merged, merged[1:]):
         if block.ocr and not block.section:
             block.section = before.section
@@ -559,15 +565,11 @@ def _starts_heading(line: str, title: str) -> bool:
 
 
 def _native_paragraphs(document, layer: list[str], outline: list[_Heading], headings: bool = True) -> list[Block]:
-    """Lines from the native pipeline -> paragraphs per page, with headings.
+    """Lines from the native pipeline -> paragraphs per page, with headings (`_line_blocks`).
 
     Docling's lines drop spaces that are only gaps between glyphs when a gap is narrow next to
     what docling-parse takes as the font's space width (ko.TeX's Korean, on tight lines), so
     each page's lines take their spacing from its text layer (`layer`, pypdfium2's text).
-
-    Headings come from the PDF outline; a PDF without one gets them from font size (a line at
-    least 20% taller than the body text, ranked by size). A paragraph ends where the vertical
-    gap to the next line exceeds most of a line height, or the line height changes.
     """
     from itertools import groupby
 
@@ -585,56 +587,75 @@ def _native_paragraphs(document, layer: list[str], outline: list[_Heading], head
         box = prov[0].bbox
         if box.coord_origin == CoordOrigin.BOTTOMLEFT:
             box = box.to_top_left_origin(page_height)
-        lines.append((prov[0].page_no, box.t, box.b, text))
+        lines.append(_Line(prov[0].page_no, box.t, box.b, max(box.b - box.t, 1.0), text))
+    # Each line now ends in the whitespace that parts it from the next ("" within a word).
+    for page, group in groupby(lines, key=lambda line: line.page):
+        group = list(group)
+        for line, text in zip(group, respace(layer[page - 1], [line.text for line in group])):
+            line.text = text
+    return _line_blocks(lines, outline, headings)
+
+
+@dataclass
+class _Line:
+    page: int
+    top: float
+    bottom: float
+    size: float  # type size: a PDF line's box height, Tesseract's estimate for an OCR line
+    text: str  # ending in the whitespace that parts it from the next line
+
+
+def _line_blocks(lines: list[_Line], outline: list[_Heading], headings: bool = True, ocr: bool = False) -> list[Block]:
+    """Lines -> paragraphs per page, with headings: those of the PDF outline, or for a PDF
+    without one (a scan has none) by type size (a line at least 20% larger than the body text,
+    ranked by size). A paragraph ends where the vertical gap to the next line exceeds most of a
+    line height, or the type size changes."""
     if not lines:
         return []
-
     by_page: dict[int, list[_Heading]] = {}
     for heading in outline:
         by_page.setdefault(heading.page, []).append(heading)
-    chars_by_height: dict[int, int] = {}
-    for _, top, bottom, text in lines:
-        height = round(max(bottom - top, 1.0))
-        chars_by_height[height] = chars_by_height.get(height, 0) + len(text)
-    body = max(chars_by_height, key=chars_by_height.get)  # the height most text is set in
+    chars_by_size: dict[int, int] = {}
+    for line in lines:
+        chars_by_size[round(line.size)] = chars_by_size.get(round(line.size), 0) + len(line.text)
+    body = max(chars_by_size, key=chars_by_size.get)  # the size most text is set in
     size_levels = {}
     if headings and not outline:
-        tall = sorted((h for h in chars_by_height if h >= 1.2 * body), reverse=True)[:5]
+        tall = sorted((h for h in chars_by_size if h >= 1.2 * body), reverse=True)[:5]
         size_levels = {size: level for level, size in enumerate(tall, 1)}
-    # Each line now ends in the whitespace that parts it from the next ("" within a word).
-    respaced = []
-    for page, group in groupby(lines, key=lambda line: line[0]):
-        group = list(group)
-        texts = respace(layer[page - 1], [text for *_, text in group])
-        respaced += [(*line[:3], text) for line, text in zip(group, texts)]
 
     blocks: list[Block] = []
     path: list[str] = []
     current: list[str] = []
-    last = None  # (page, bottom, height) of the previous line
+    last: _Line | None = None
 
     def flush() -> None:
         if current:
-            blocks.append(Block("".join(current).rstrip(), section=tuple(path), page=last[0]))
+            blocks.append(Block("".join(current).rstrip(), section=tuple(path), page=last.page, ocr=ocr))
             current.clear()
 
-    for page, top, bottom, text in respaced:
-        height = max(bottom - top, 1.0)
-        pending = by_page.get(page, [])
-        heading = next((h for h in pending if _starts_heading(text, h.title)), None)
+    for line in lines:
+        pending = by_page.get(line.page, [])
+        heading = next((h for h in pending if _starts_heading(line.text, h.title)), None)
         if heading is not None:
             pending.remove(heading)
-        elif round(height) in size_levels and len(text) < 150:
-            heading = _Heading(text.rstrip(), size_levels[round(height)], page)
+        elif round(line.size) in size_levels and len(line.text) < 150:
+            heading = _Heading(line.text.rstrip(), size_levels[round(line.size)], line.page)
         if heading is not None:
             flush()
             path = path[: heading.level - 1] + [heading.title]
-            blocks.append(Block(f"{'#' * min(heading.level + 1, 6)} {heading.title}", "heading", section=tuple(path), page=page))
-            last = (page, bottom, height)
+            text = f"{'#' * min(heading.level + 1, 6)} {heading.title}"
+            blocks.append(Block(text, "heading", section=tuple(path), page=line.page, ocr=ocr))
+            last = line
             continue
-        if last is None or page != last[0] or top - last[1] > 0.8 * height or abs(height - last[2]) > 0.15 * height:
+        if (
+            last is None
+            or line.page != last.page
+            or line.top - last.bottom > 0.8 * line.size
+            or abs(line.size - last.size) > 0.15 * line.size
+        ):
             flush()
-        current.append(text)
-        last = (page, bottom, height)
+        current.append(line.text)
+        last = line
     flush()
     return blocks

@@ -1,5 +1,5 @@
 """OCR: text in pictures and scanned pages, offline, with Tesseract (Debian's `tesseract-ocr`,
-`tesseract-ocr-kor`, `tesseract-ocr-eng`), run as a command that reads a PNG and writes TSV.
+`tesseract-ocr-kor`, `tesseract-ocr-eng`), run as a command that reads a PNG and writes hOCR.
 
 Tesseract was chosen over rapidocr-onnxruntime, the only ONNX OCR whose PyPI wheel carries its
 models: that wheel has no Korean recogniser, and on English pages Tesseract was as accurate
@@ -9,14 +9,15 @@ text of about that resolution); a picture smaller than that is enlarged first.
 
 from __future__ import annotations
 
-import csv
 import io
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from xml.etree import ElementTree
 
 INSTALL_HINT = "install it with: apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-kor"
 MIN_WORD_CONFIDENCE = 30  # Tesseract's 0-100 word confidence; lower is mostly specks read as letters
@@ -26,7 +27,13 @@ MAX_UPSCALE = 4  # by at most this: 72 dpi to about 300 (a thin banner is not ma
 # lines of Hangul as noise (tesseract-ocr/tesseract#3423); see docs/BENCHMARKS.md, "OCR".
 PAGE_SEGMENTATION = 4
 MAX_SKEW = 3  # degrees: a page fed askew through a scanner is turned by a degree or two
-SYLLABLE_GAP = 0.3  # of the line's text height: a narrower gap beside Hangul is inside a word
+SYLLABLE_GAP = 0.3  # of the line's height: a narrower gap beside Hangul is inside a word
+XHTML = "{http://www.w3.org/1999/xhtml}"  # Tesseract's hOCR namespace
+_TITLE_FIELD = {
+    "bbox": re.compile(r"bbox (\d+) (\d+) (\d+) (\d+)"),
+    "x_size": re.compile(r"x_size ([\d.]+)"),
+    "x_wconf": re.compile(r"x_wconf ([\d.]+)"),
+}
 
 
 class OcrUnavailable(RuntimeError):
@@ -34,9 +41,21 @@ class OcrUnavailable(RuntimeError):
 
 
 @dataclass
-class OcrParagraph:
+class OcrLine:
     text: str
+    top: int  # pixels, the line's box
+    bottom: int
+    size: float  # Tesseract's estimate of the type size (x_size), pixels: alike on every line of one font
     confidence: float  # mean word confidence, 0-100
+
+
+@dataclass
+class OcrParagraph:
+    lines: list[OcrLine]
+
+    @property
+    def text(self) -> str:
+        return " ".join(line.text for line in self.lines)
 
 
 @cache
@@ -70,29 +89,52 @@ def read_image(image, languages: Sequence[str], psm: int = PAGE_SEGMENTATION) ->
     png = io.BytesIO()
     image.save(png, "PNG")
     # One thread: Tesseract's OpenMP threads spin against the embedder and the other pages' work
-    # (a page took 3x longer with them on 2 busy cores).
+    # (a page took 3x longer with them on 2 busy cores). hOCR, not TSV: it has each line's type size.
     done = subprocess.run(
-        ["tesseract", "stdin", "stdout", "--psm", str(psm), "-l", "+".join(languages), "tsv"],
+        ["tesseract", "stdin", "stdout", "--psm", str(psm), "-l", "+".join(languages), "hocr"],
         input=png.getvalue(), capture_output=True, env={**os.environ, "OMP_THREAD_LIMIT": "1"}, check=False,
     )
     if done.returncode != 0:
         raise OcrUnavailable(f"tesseract failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
-    rows = csv.DictReader(io.StringIO(done.stdout.decode("utf-8")), delimiter="\t", quoting=csv.QUOTE_NONE)
-    paragraphs: dict[tuple[str, str], list[list[dict]]] = {}
-    for row in rows:
-        if row["level"] != "5" or not (row["text"] or "").strip() or float(row["conf"]) < MIN_WORD_CONFIDENCE:
-            continue
-        lines = paragraphs.setdefault((row["block_num"], row["par_num"]), [])
-        if not lines or lines[-1][-1]["line_num"] != row["line_num"]:
-            lines.append([])
-        lines[-1].append(row)
-    result = []
-    for lines in paragraphs.values():
-        text = " ".join(_line_text(words) for words in lines)
-        if any(ch.isalnum() for ch in text):
-            confidence = [float(w["conf"]) for words in lines for w in words]
-            result.append(OcrParagraph(text, sum(confidence) / len(confidence)))
-    return result
+    paragraphs = []
+    for par in ElementTree.fromstring(done.stdout).iter(f"{XHTML}p"):
+        lines = [line for span in par if (line := _line(span)) is not None]
+        if lines:
+            paragraphs.append(OcrParagraph(lines))
+    return paragraphs
+
+
+def _line(span) -> OcrLine | None:
+    """An hOCR line: its confident words, joined with a space only where the gap is one.
+    Tesseract's Korean model splits Hangul words into syllables ("국 교 는"); the gap between a
+    word's syllables is a fraction of the gap between words (0-12 against 16-32 pixels on
+    11-point text at 300 dpi, lines about 43 pixels high)."""
+    _, top, _, bottom = _box(span)
+    words = []
+    for word in span.findall(f"{XHTML}span"):
+        text = "".join(word.itertext()).strip()
+        confidence = float(_TITLE_FIELD["x_wconf"].search(word.get("title", "")).group(1))
+        if text and confidence >= MIN_WORD_CONFIDENCE:
+            left, _, right, _ = _box(word)
+            words.append((left, right, text, confidence))
+    if not words:
+        return None
+    text = words[0][2]
+    for (_, right, before, _), (left, _, token, _) in zip(words, words[1:]):
+        joined = left - right < SYLLABLE_GAP * (bottom - top) and (_hangul(before[-1]) or _hangul(token[0]))
+        text += token if joined else " " + token
+    if not any(ch.isalnum() for ch in text):
+        return None
+    size = float(_TITLE_FIELD["x_size"].search(span.get("title", "")).group(1))
+    return OcrLine(text, top, bottom, size, sum(w[3] for w in words) / len(words))
+
+
+def _box(element) -> tuple[int, int, int, int]:
+    return tuple(map(int, _TITLE_FIELD["bbox"].search(element.get("title", "")).groups()))
+
+
+def _hangul(char: str) -> bool:
+    return "\uac00" <= char <= "\ud7a3"
 
 
 def _straightened(image):
@@ -124,24 +166,6 @@ def _on_white(image):
     flat = Image.new("RGBA", image.size, "white")
     flat.alpha_composite(image.convert("RGBA"))
     return flat.convert("RGB")
-
-
-def _line_text(words: list[dict]) -> str:
-    """A line's words, joined with a space only where the gap is one. Tesseract's Korean model
-    splits Hangul words into syllables ("국 교 는"); the gap between a word's syllables is a
-    fraction of the gap between words (0-12 against 16-32 pixels on 11-point text at 300 dpi)."""
-    height = sorted(int(w["height"]) for w in words)[len(words) // 2]
-    text = words[0]["text"].strip()
-    for before, word in zip(words, words[1:]):
-        gap = int(word["left"]) - int(before["left"]) - int(before["width"])
-        token = word["text"].strip()
-        joined = gap < SYLLABLE_GAP * height and (_hangul(text[-1]) or _hangul(token[0]))
-        text += token if joined else " " + token
-    return text
-
-
-def _hangul(char: str) -> bool:
-    return "\uac00" <= char <= "\ud7a3"
 
 
 def render_page(page, dpi: int):

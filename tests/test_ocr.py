@@ -116,6 +116,7 @@ def test_a_korean_scanned_page_round_trips(tmp_path):
 def test_a_scanned_report_is_answered_and_cited_by_page(sample_indexed, inspection_scan, tmp_path):
     """Among the 17 sample documents (other reports and tests), the answer is cited to the scan's
     pages, and its source says the text was OCRed."""
+    from app.render import render_sources
     from ingestion.pipeline import ingest
     from rag.pipeline import RagPipeline
 
@@ -134,3 +135,4 @@ def test_a_scanned_report_is_answered_and_cited_by_page(sample_indexed, inspecti
     assert any(
         ref["doc"] == "hangar-inspection.pdf" and ref["page"] <= 2 <= ref["page_end"] and ref["ocr"] for ref in cited
     ), cited
+    assert "hangar-inspection.pdf, pp. 1-2, OCR text" in render_sources(answer.to_dict())  # what the CLI and UI show

@@ -60,7 +60,7 @@ def pdf(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("strategy", ["text", "layout", "anchored", "markdown"])
 def test_a_korean_pdf_keeps_its_word_spacing(pdf, strategy):
-    layer = pdf_text_layer(pdf)[0][0]  # its one page
+    layer = pdf_text_layer(pdf).pages[0]  # its one page
     assert "이 오른쪽 페이지(홀수면)에서 시작하게" in layer  # the gaps are spaces to pdfium
     document = convert(pdf, "korean.pdf", IngestSettings(pdf_strategy=strategy))
     kept = spacing(layer, document.markdown)
