@@ -605,6 +605,20 @@ class _Line:
     text: str  # ending in the whitespace that parts it from the next line
 
 
+def _size_levels(chars_by_size: dict[int, int], body: int, ocr: bool) -> dict[int, int]:
+    """Sizes at least 20% above the body's -> heading levels, largest first, at most five. A
+    text PDF's sizes are exact, so each is a level; Tesseract's estimates of one type size vary
+    by some percent, so on a scan a size within 10% of the one above shares its level."""
+    levels, level, above = {}, 0, None
+    for size in sorted((s for s in chars_by_size if s >= 1.2 * body), reverse=True):
+        if above is None or not ocr or size < 0.9 * above:
+            level += 1
+        if level > 5:
+            break
+        levels[size], above = level, size
+    return levels
+
+
 def _line_blocks(lines: list[_Line], outline: list[_Heading], headings: bool = True, ocr: bool = False) -> list[Block]:
     """Lines -> paragraphs per page, with headings: those of the PDF outline, or for a PDF
     without one (a scan has none) by type size (a line at least 20% larger than the body text,
@@ -619,10 +633,7 @@ def _line_blocks(lines: list[_Line], outline: list[_Heading], headings: bool = T
     for line in lines:
         chars_by_size[round(line.size)] = chars_by_size.get(round(line.size), 0) + len(line.text)
     body = max(chars_by_size, key=chars_by_size.get)  # the size most text is set in
-    size_levels = {}
-    if headings and not outline:
-        tall = sorted((h for h in chars_by_size if h >= 1.2 * body), reverse=True)[:5]
-        size_levels = {size: level for level, size in enumerate(tall, 1)}
+    size_levels = _size_levels(chars_by_size, body, ocr) if headings and not outline else {}
 
     blocks: list[Block] = []
     path: list[str] = []
@@ -634,6 +645,7 @@ def _line_blocks(lines: list[_Line], outline: list[_Heading], headings: bool = T
             blocks.append(Block("".join(current).rstrip(), section=tuple(path), page=last.page, ocr=ocr))
             current.clear()
 
+    wrapped: tuple[_Line, int] | None = None  # the last line, when it was a heading by size, and its level
     for line in lines:
         pending = by_page.get(line.page, [])
         heading = next((h for h in pending if _starts_heading(line.text, h.title)), None)
@@ -641,6 +653,11 @@ def _line_blocks(lines: list[_Line], outline: list[_Heading], headings: bool = T
             pending.remove(heading)
         elif round(line.size) in size_levels and len(line.text) < 150:
             heading = _Heading(line.text.rstrip(), size_levels[round(line.size)], line.page)
+            if ocr and wrapped and wrapped[0] is last and wrapped[1] == heading.level and line.page == last.page:
+                # The next line of a wrapped heading: a scan's size estimates differ line to line.
+                heading = _Heading(f"{path.pop()} {heading.title}", heading.level, line.page)
+                blocks.pop()
+            wrapped = (line, heading.level)
         if heading is not None:
             flush()
             path = path[: heading.level - 1] + [heading.title]

@@ -27,7 +27,7 @@ MAX_UPSCALE = 4  # by at most this: 72 dpi to about 300 (a thin banner is not ma
 # lines of Hangul as noise (tesseract-ocr/tesseract#3423); see docs/BENCHMARKS.md, "OCR".
 PAGE_SEGMENTATION = 4
 MAX_SKEW = 3  # degrees: a page fed askew through a scanner is turned by a degree or two
-SYLLABLE_GAP = 0.3  # of the line's height: a narrower gap beside Hangul is inside a word
+SYLLABLE_GAP = 0.3  # of the line's median word height: a narrower gap beside Hangul is inside a word
 XHTML = "{http://www.w3.org/1999/xhtml}"  # Tesseract's hOCR namespace
 _TITLE_FIELD = {
     "bbox": re.compile(r"bbox (\d+) (\d+) (\d+) (\d+)"),
@@ -108,20 +108,21 @@ def _line(span) -> OcrLine | None:
     """An hOCR line: its confident words, joined with a space only where the gap is one.
     Tesseract's Korean model splits Hangul words into syllables ("국 교 는"); the gap between a
     word's syllables is a fraction of the gap between words (0-12 against 16-32 pixels on
-    11-point text at 300 dpi, lines about 43 pixels high)."""
+    11-point text at 300 dpi, words about 43 pixels high)."""
     _, top, _, bottom = _box(span)
     words = []
     for word in span.findall(f"{XHTML}span"):
         text = "".join(word.itertext()).strip()
         confidence = float(_TITLE_FIELD["x_wconf"].search(word.get("title", "")).group(1))
         if text and confidence >= MIN_WORD_CONFIDENCE:
-            left, _, right, _ = _box(word)
-            words.append((left, right, text, confidence))
+            left, word_top, right, word_bottom = _box(word)
+            words.append((left, right, text, confidence, word_bottom - word_top))
     if not words:
         return None
+    height = sorted(w[4] for w in words)[len(words) // 2]
     text = words[0][2]
-    for (_, right, before, _), (left, _, token, _) in zip(words, words[1:]):
-        joined = left - right < SYLLABLE_GAP * (bottom - top) and (_hangul(before[-1]) or _hangul(token[0]))
+    for (_, right, before, *_), (left, _, token, *_) in zip(words, words[1:]):
+        joined = left - right < SYLLABLE_GAP * height and (_hangul(before[-1]) or _hangul(token[0]))
         text += token if joined else " " + token
     if not any(ch.isalnum() for ch in text):
         return None

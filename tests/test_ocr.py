@@ -65,6 +65,10 @@ def test_scanned_pages_keep_their_page_anchors_and_are_marked(inspection_scan):
     assert all(block.ocr for block in document.blocks)
     page_two = " ".join(b.text for b in document.blocks if b.page == 2)
     assert "41 seconds" in page_two and "Vantor" in page_two
+    # Headings by type size, as a text PDF without an outline gets them: the 14-point "Findings"
+    # under the 16-point title, over 11-point text.
+    finding = next(b for b in document.blocks if "41 seconds" in b.text)
+    assert finding.section == ("Hangar 4 Fire Door Inspection", "Findings"), finding
 
 
 def test_a_text_layer_is_never_ocred_and_force_ocrs_it(tmp_path, inspection_scan):
