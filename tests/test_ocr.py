@@ -139,4 +139,5 @@ def test_a_scanned_report_is_answered_and_cited_by_page(sample_indexed, inspecti
     assert any(
         ref["doc"] == "hangar-inspection.pdf" and ref["page"] <= 2 <= ref["page_end"] and ref["ocr"] for ref in cited
     ), cited
-    assert "hangar-inspection.pdf, pp. 1-2, OCR text" in render_sources(answer.to_dict())  # what the CLI and UI show
+    # What the CLI and the UI show: the place, with the section found by type size, and that it was OCRed.
+    assert "hangar-inspection.pdf, pp. 1-2, Hangar 4 Fire Door Inspection, OCR text" in render_sources(answer.to_dict())
