@@ -63,7 +63,7 @@ def main() -> None:
     results: dict[str, dict] = {}
     print(f"{'pdf':28} {'strategy':9} {'min':>6} {'mean':>6} {'worst':>5} {'spaces':>7} {'added':>6} {'convert s':>9}")
     for path in paths:
-        layer, _fields = pdf_text_layer(path)
+        layer = pdf_text_layer(path).pages
         results[path.name] = {}
         for strategy in args.strategies.split(","):
             row = results[path.name][strategy] = measure(path, strategy, layer)
