@@ -187,7 +187,7 @@ def headings(pdf_path: Path, first: int, count: int, rng: random.Random) -> dict
     at least 80); a found heading that reads like none of them is counted as spurious."""
     from rapidfuzz import fuzz
 
-    numbers = list(range(first, first + count))
+    numbers = list(range(first, min(first + count, len(pdfium.PdfDocument(str(pdf_path))) + 1)))
     scan = WORK / f"headings-{pdf_path.stem}.pdf"
     images = [image for _, _, image in pages(pdf_path, numbers, rng)]
     images[0].save(scan, save_all=True, append_images=images[1:], resolution=DPI)
@@ -205,8 +205,8 @@ def headings(pdf_path: Path, first: int, count: int, rng: random.Random) -> dict
 
     hits = sum(any(alike(title, heading) for heading in found) for title in outline)
     spurious = sum(not any(alike(title, heading) for title in outline) for heading in found)
-    row = {"pages": count, "outline": len(outline), "found": hits, "headings": len(found), "spurious": spurious}
-    print(f"headings on scanned {pdf_path.name} pp. {first}-{first + count - 1}: {hits} of {len(outline)} outline "
+    row = {"pages": len(numbers), "outline": len(outline), "found": hits, "headings": len(found), "spurious": spurious}
+    print(f"headings on scanned {pdf_path.name} pp. {numbers[0]}-{numbers[-1]}: {hits} of {len(outline)} outline "
           f"headings found; {spurious} of {len(found)} headings match none")
     return row
 
@@ -238,7 +238,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--headings", type=Path, nargs="*", default=[],
-        help="PDFs with an outline: heading recall on 20 scanned pages of each (from page 10).",
+        help="PDFs with an outline: heading recall on up to 20 scanned pages of each, from page 10.",
     )
     args = parser.parse_args()
     rng = random.Random(args.seed)
