@@ -183,8 +183,9 @@ def retrieval(rng: random.Random) -> dict:
 def headings(pdf_path: Path, first: int, count: int, rng: random.Random) -> dict:
     """Headings found on a scan, checked on a PDF the heading rules were not tuned on: pages
     first..first+count-1 are scanned into an image-only PDF and converted with OCR. An outline
-    heading of those pages is found when a heading block reads like it (normalised similarity
-    at least 80); a found heading that reads like none of them is counted as spurious."""
+    heading of those pages is found when a heading block reads like it (whitespace removed, the
+    best-aligned part at least 80% alike, not over twice as long); a found heading that reads
+    like none of them is counted as spurious."""
     from rapidfuzz import fuzz
 
     numbers = list(range(first, min(first + count, len(pdfium.PdfDocument(str(pdf_path))) + 1)))
@@ -200,8 +201,10 @@ def headings(pdf_path: Path, first: int, count: int, rng: random.Random) -> dict
     pdf.close()
     found = [b.text.lstrip("# ") for b in convert(scan, scan.name, load_settings().ingest).blocks if b.kind == "heading"]
 
-    def alike(a: str, b: str) -> bool:
-        return fuzz.ratio(normal(a, True).lower(), normal(b, True).lower()) >= 80
+    def alike(title: str, heading: str) -> bool:
+        """The heading reads like the title, its number ("4.2", "제4장") and spacing aside."""
+        title, heading = normal(title, False).lower(), normal(heading, False).lower()
+        return len(heading) <= 2 * len(title) + 6 and fuzz.partial_ratio(title, heading) >= 80
 
     hits = sum(any(alike(title, heading) for heading in found) for title in outline)
     spurious = sum(not any(alike(title, heading) for title in outline) for heading in found)

@@ -653,11 +653,16 @@ def _line_blocks(lines: list[_Line], outline: list[_Heading], headings: bool = T
             pending.remove(heading)
         elif round(line.size) in size_levels and len(line.text) < 150:
             heading = _Heading(line.text.rstrip(), size_levels[round(line.size)], line.page)
-            if ocr and wrapped and wrapped[0] is last and wrapped[1] == heading.level and line.page == last.page:
+            continues = wrapped is not None and wrapped[0] is last and wrapped[1] == heading.level
+            if ocr and continues and line.page == last.page:
                 # The next line of a wrapped heading: a scan's size estimates differ line to line.
                 heading = _Heading(f"{path.pop()} {heading.title}", heading.level, line.page)
                 blocks.pop()
-            wrapped = (line, heading.level)
+            elif ocr and last is not None and line.page == last.page and line.top - last.bottom <= 0.8 * body:
+                # Set close under the line above, it goes on a paragraph: Tesseract overestimated
+                # its size (a short last line). A heading has space above it.
+                heading = None
+            wrapped = (line, heading.level) if heading else None
         if heading is not None:
             flush()
             path = path[: heading.level - 1] + [heading.title]
