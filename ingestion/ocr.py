@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import cache
 from xml.etree import ElementTree
 
+from rag.scoring import _HANGUL
+
 INSTALL_HINT = "install it with: apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-kor"
 MIN_WORD_CONFIDENCE = 30  # Tesseract's 0-100 word confidence; lower is mostly specks read as letters
 MIN_TEXT_HEIGHT = 1000  # pixels; a smaller picture (a slide's 72-dpi image) is enlarged towards this,
@@ -122,7 +124,7 @@ def _line(span) -> OcrLine | None:
     height = sorted(w[4] for w in words)[len(words) // 2]
     text = words[0][2]
     for (_, right, before, *_), (left, _, token, *_) in zip(words, words[1:]):
-        joined = left - right < SYLLABLE_GAP * height and (_hangul(before[-1]) or _hangul(token[0]))
+        joined = left - right < SYLLABLE_GAP * height and bool(_HANGUL.match(before[-1]) or _HANGUL.match(token[0]))
         text += token if joined else " " + token
     if not any(ch.isalnum() for ch in text):
         return None
@@ -132,10 +134,6 @@ def _line(span) -> OcrLine | None:
 
 def _box(element) -> tuple[int, int, int, int]:
     return tuple(map(int, _TITLE_FIELD["bbox"].search(element.get("title", "")).groups()))
-
-
-def _hangul(char: str) -> bool:
-    return "\uac00" <= char <= "\ud7a3"
 
 
 def _straightened(image):
