@@ -12,7 +12,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 # a part of the compile a fresh machine waits for.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
 
-.PHONY: install models ingest-sample demo test test-fast clean-storage
+.PHONY: install models ingest-sample demo test test-fast clean-storage debian-demo debian-test
 
 # Reinstall only when the dependencies change. llama-cpp-python compiles from source
 # (about 8 minutes on 2 cores); pip caches the wheel, so later venvs reuse it.
@@ -30,10 +30,14 @@ models: install
 ingest-sample: models
 	$(RAGQA) ingest data/sample/docs
 
-demo: ingest-sample
+# Debian packages first: a missing one stops the run at once, not after the 8-minute install.
+debian-demo debian-test: debian-%:
+	scripts/debian-packages $*
+
+demo: debian-demo ingest-sample
 	$(RAGQA) serve --port $(PORT)
 
-test: models  # lint the whole tree first: a mistake ruff finds costs seconds, not a test run
+test: debian-test models  # lint the whole tree first: a mistake ruff finds costs seconds, not a test run
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 

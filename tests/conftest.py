@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import shutil
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,28 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     return attempts
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "debian(*packages): the test needs these Debian packages (scripts/debian-packages)")
+
+
+_missing_packages: set[str] | None = None
+
+
+@pytest.hookimpl(tryfirst=True)  # before any fixture starts a server or loads a model
+def pytest_runtest_setup(item):
+    """A test marked `debian(...)` whose package is missing fails at once in one line naming the
+    install command, instead of erroring minutes later (make test installs them first)."""
+    global _missing_packages
+    wanted = [package for marker in item.iter_markers("debian") for package in marker.args]
+    if not wanted:
+        return
+    if _missing_packages is None:
+        script = Path(__file__).resolve().parent.parent / "scripts" / "debian-packages"
+        listed = subprocess.run(["bash", str(script), "--missing", "test"], capture_output=True, text=True, check=True)
+        _missing_packages = set(listed.stdout.split())
+    missing = [package for package in wanted if package in _missing_packages]
+    if missing:
+        pytest.fail(f"needs the Debian packages {' '.join(missing)}: run `make test` as root, or "
+                    f"apt-get install -y {' '.join(missing)}", pytrace=False)

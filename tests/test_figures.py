@@ -22,6 +22,8 @@ from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.settings import IngestSettings
 from rag.store import collection
 
+pytestmark = pytest.mark.debian("tesseract-ocr", "tesseract-ocr-eng")
+
 CFG = IngestSettings()
 NO_OCR = IngestSettings(ocr="off")
 

@@ -20,6 +20,7 @@ from ingestion import ocr
 from ingestion.convert import DocumentLoadError, convert
 from rag.settings import IngestSettings
 
+pytestmark = pytest.mark.debian("tesseract-ocr", "tesseract-ocr-eng", "tesseract-ocr-kor")
 NANUM = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
 INSPECTION = [
     [(16, "Hangar 4 Fire Door Inspection"), (11, "The inspection of hangar 4 took place on 12 March."),
@@ -103,7 +104,7 @@ def test_missing_tesseract_language_is_named_with_the_install_command(inspection
         convert(inspection_scan, "hangar-inspection.pdf", IngestSettings())
 
 
-@pytest.mark.skipif(not NANUM.is_file(), reason="fonts-nanum is not installed (apt-get install fonts-nanum)")
+@pytest.mark.debian("fonts-nanum")
 def test_a_korean_scanned_page_round_trips(tmp_path):
     page = Image.new("L", (2480, 3508), 255)  # A4 at 300 dpi
     draw = ImageDraw.Draw(page)

@@ -12,7 +12,8 @@ from ingestion.convert import convert, pdf_text_layer
 from ingestion.spacing import respace, spacing
 from rag.settings import IngestSettings
 
-FONT = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")  # fonts-nanum, which .ci/run installs
+pytestmark = pytest.mark.debian("fonts-nanum")
+FONT = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")  # fonts-nanum, which make test installs
 PARAGRAPHS = [
     ["장(chapter)이 오른쪽 페이지(홀수면)에서 시작하게 할 것인지 정한다.",
      "한국어 문서의 띄어쓰기는 검색과 읽기에 중요하다. 이 문장은 줄이 바뀌어도"],
