@@ -1,7 +1,8 @@
 """Staff feedback on answers: a thumbs up or down and an optional comment per answer, kept in
 storage/feedback.jsonl with everything needed to reproduce and learn from it (question, the
-Answer object with its references, scorer and the settings in force), and exported as QA items
-(docs/FORMATS.md) so `ragqa eval` and the trainers can use the rated questions.
+Answer object with its references, scorer and the settings in force less their secrets:
+rag/redact.py), and exported as QA items (docs/FORMATS.md) so `ragqa eval` and the trainers can
+use the rated questions.
 
 Export rules: an answer rated up becomes gold (its text the answer, its supported references the
 evidence; a refusal rated up an unanswerable item); an answer rated down becomes a question
@@ -19,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rag.redact import public_settings
 from rag.settings import Settings
 
 FEEDBACK_FILE = "feedback.jsonl"
@@ -45,7 +47,7 @@ class FeedbackLog:
             "user": user,
             "question": answer["question"],
             "answer": answer,
-            "config": settings.model_dump(mode="json") if settings is not None else None,
+            "config": public_settings(settings) if settings is not None else None,  # never its secrets
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as handle:

@@ -1,7 +1,8 @@
 """Run folders: every `ragqa eval ...` writes storage/reports/<timestamp>-<name>/ with
-`config.json` (what ran), `results.jsonl` (one line per question, appended as it is done, so an
-interrupted run resumes where it stopped; grades of an answers run go to judge.jsonl and
-ragas.jsonl the same way), `metrics.json` and `report.md` with its plots.
+`config.json` (what ran, and the settings it ran with less their secrets: rag/redact.py),
+`results.jsonl` (one line per question, appended as it is done, so an interrupted run resumes
+where it stopped; grades of an answers run go to judge.jsonl and ragas.jsonl the same way),
+`metrics.json` and `report.md` with its plots.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.files import write_text_atomically
+from rag.redact import public_settings
 from rag.settings import Settings
 
 
@@ -46,7 +48,7 @@ class Run:
             path = settings.reports_dir / f"{stamp}-{name}-{suffix}"
         path.mkdir(parents=True)
         run = cls(path)
-        run.write_json("config.json", config)
+        run.write_json("config.json", config | {"settings": public_settings(settings)})
         return run
 
     def config(self) -> dict[str, Any]:
