@@ -8,13 +8,15 @@ section is resolved when the settings load.
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -24,7 +26,11 @@ from pydantic_settings import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = REPO_ROOT / "ragqa.toml"
+CONFIG_NAME = "ragqa.toml"
+DEFAULT_CONFIG = REPO_ROOT / CONFIG_NAME
+# Tokens: the answer prompt (about 310), llama.cpp's evidence budget (300), the answer (256), a question.
+MIN_CONTEXT = 1024
+_COLLECTION = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
 _config_file: ContextVar[Path] = ContextVar("ragqa_config_file", default=DEFAULT_CONFIG)
 
 
@@ -40,6 +46,21 @@ class ConfigPath:
     relative path is taken from the config's folder; empty stays empty (the setting's default)."""
 
 
+def _is_ipv4(name: str) -> bool:
+    try:
+        ipaddress.IPv4Address(name)
+        return True
+    except ValueError:
+        return False
+
+
+def _compile(pattern: str, field: str = "") -> None:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise ValueError(f"{field + ': ' if field else ''}{pattern!r} is not a regular expression ({error})") from None
+
+
 class Section(BaseModel):
     """A `[section]` of the config; a key it does not define is an error, not silently ignored."""
 
@@ -51,15 +72,24 @@ class LLMSettings(Section):
         "llamacpp", description="llamacpp: embedded GGUF; vllm: an OpenAI-compatible server."
     )
     model_path: Annotated[str, ConfigPath()] = Field("", description="GGUF file; empty means the prepared Qwen GGUF.")
-    n_ctx: int = Field(4096, description="Context window in tokens.")
-    n_threads: int = Field(0, description="llama.cpp threads; 0 means all cores.")
-    max_new_tokens: int = 256
-    temperature: float = Field(0.0, description="Sampling temperature; 0: greedy, the same answer every time.")
+    n_ctx: int = Field(4096, ge=MIN_CONTEXT, description="Context window in tokens.")
+    n_threads: int = Field(0, ge=0, description="llama.cpp threads; 0 means all cores.")
+    max_new_tokens: int = Field(256, ge=1)
+    temperature: float = Field(
+        0.0, ge=0, le=2, description="Sampling temperature; 0: greedy, the same answer every time."
+    )
     api_base: str = Field("http://127.0.0.1:8000/v1", description="vLLM OpenAI-compatible URL.")
     model: str = Field("Qwen/Qwen2.5-7B-Instruct", description="Model name the server serves.")
     api_key: str = "EMPTY"
-    timeout_s: float = 300.0
-    max_retries: int = 2
+    timeout_s: float = Field(300.0, gt=0)
+    max_retries: int = Field(2, ge=0)
+
+    @model_validator(mode="after")
+    def _room_to_answer(self) -> LLMSettings:
+        if self.max_new_tokens > self.n_ctx - MIN_CONTEXT // 2:
+            raise ValueError(f"max_new_tokens ({self.max_new_tokens}) leaves under {MIN_CONTEXT // 2} tokens of "
+                             f"n_ctx ({self.n_ctx}) for the prompt")
+        return self
 
 
 class EmbeddingSettings(Section):
@@ -77,13 +107,23 @@ class EmbeddingSettings(Section):
     api_base: str = Field("http://127.0.0.1:7997/v1", description="The embedding server's OpenAI-compatible URL.")
     model: str = Field("intfloat/multilingual-e5-small", description="Model name the server serves.")
     api_key: str = "EMPTY"
-    timeout_s: float = 60.0
-    max_retries: int = 2
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(2, ge=0)
 
 
 class StoreSettings(Section):
-    collection: str = "ragqa"
+    collection: str = Field("ragqa", description="Chroma collection: 3-512 of a-z A-Z 0-9 . _ -, a letter or digit at each end.")
     chroma_url: str = Field("", description="http://host:port of a Chroma server; empty: on disk.")
+
+    @field_validator("collection")
+    @classmethod
+    def _chroma_name(cls, name: str) -> str:
+        # Chroma's own rule, checked here so a bad name is a config error and not a traceback
+        # from the first command that opens the store.
+        if not _COLLECTION.fullmatch(name) or ".." in name or _is_ipv4(name):
+            raise ValueError(f"{name!r} is no Chroma collection name: 3-512 characters of a-z A-Z 0-9 . _ -, "
+                             "a letter or digit at each end, no '..', not an IPv4 address")
+        return name
 
 
 class ChunkingSettings(Section):
@@ -109,6 +149,20 @@ class HeaderSettings(Section):
         default_factory=dict, description="Field -> regex over the first page/slide; group 1 is the value."
     )
     llm: bool = Field(False, description="Ask the LLM for fields no other source gave (cached).")
+
+    @field_validator("filename_pattern")
+    @classmethod
+    def _regex(cls, pattern: str) -> str:
+        _compile(pattern)
+        return pattern
+
+    @field_validator("patterns")
+    @classmethod
+    def _regexes(cls, patterns: dict[str, str]) -> dict[str, str]:
+        for field, pattern in patterns.items():
+            _compile(pattern, field)
+        return patterns
+
     llm_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/header.txt"), description="Prompt of the LLM extraction.")
 
 
@@ -116,9 +170,9 @@ class IngestSettings(Section):
     pdf_strategy: Literal["text", "layout", "markdown", "anchored"] = Field(
         "anchored", description="PDF extraction: text layer, layout blocks, structure, structure + pages."
     )
-    max_file_mb: float = Field(100, description="Larger files are refused.")
+    max_file_mb: float = Field(100, gt=0, description="Larger files are refused.")
     max_table_cells: int = Field(
-        1_000_000, description="A CSV/XLSX with more cells (rows x columns) is refused (Docling's table limit)."
+        1_000_000, ge=1, description="A CSV/XLSX with more cells (rows x columns) is refused (Docling's table limit)."
     )
     workers: int = Field(
         -1, ge=-1, description="Conversion processes beside the one that embeds; -1: one per core beyond two; 0: none."
@@ -138,11 +192,17 @@ class IngestSettings(Section):
 
 
 class RetrievalSettings(Section):
-    top_n: int = Field(20, description="Chunks retrieved before reranking.")
-    top_k: int = Field(5, description="Chunks kept after reranking and given to the LLM.")
+    top_n: int = Field(20, ge=1, description="Chunks retrieved before reranking.")
+    top_k: int = Field(5, ge=1, description="Chunks kept after reranking and given to the LLM.")
     min_score: float = Field(
-        0.1, description="Bi-encoder relevance under which the best kept chunk cannot ground an answer."
+        0.1, ge=0, le=1, description="Bi-encoder relevance under which the best kept chunk cannot ground an answer."
     )
+
+    @model_validator(mode="after")
+    def _keep_at_most_retrieved(self) -> RetrievalSettings:
+        if self.top_k > self.top_n:
+            raise ValueError(f"top_k ({self.top_k}) cannot exceed top_n ({self.top_n}): reranking keeps top_k of the top_n")
+        return self
 
 
 class ContextSettings(Section):
@@ -166,19 +226,19 @@ class ScoringSettings(Section):
     )
     ranker_file: Annotated[Path, ConfigFile()] = Field(Path("rag/ranker.json"), description="Weights of the learned ranker (ragqa train reranker).")
     reranker_path: Annotated[str, ConfigPath()] = Field("", description="Fine-tuned CrossEncoder folder; empty: bi-encoder.")
-    cosine_center: float = Field(0.84, description="Cosine that maps to a score of 0.5.")
-    cosine_scale: float = Field(0.025, description="Cosine distance per logit unit.")
+    cosine_center: float = Field(0.84, ge=-1, le=1, description="Cosine that maps to a score of 0.5.")
+    cosine_scale: float = Field(0.025, gt=0, description="Cosine distance per logit unit.")
     support: Literal["learned", "llm"] = Field(
         "learned", description="Matcher's support scorer: the learned support model, or the LLM server as verifier."
     )
     support_file: Annotated[Path, ConfigFile()] = Field(Path("rag/support.json"), description="Weights of the learned support model.")
     verifier_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/verify.txt"), description="Prompt of the LLM verifier.")
-    verifier_concurrency: int = Field(8, description="Verifier requests in flight (support = llm).")
+    verifier_concurrency: int = Field(8, ge=1, description="Verifier requests in flight (support = llm).")
 
 
 class UISettings(Section):
     host: str = Field("127.0.0.1", description="Address `ragqa serve` binds; 0.0.0.0 shares it on the network.")
-    port: int = Field(7860, description="Port of `ragqa serve`.")
+    port: int = Field(7860, ge=1, le=65535, description="Port of `ragqa serve`.")
     users: list[str] = Field(
         default_factory=list,
         description="USER:HASH entries (`ragqa hash-password`); any: a login is required. Env: RAGQA_UI__USERS as JSON.",
@@ -196,11 +256,11 @@ class UISettings(Section):
 
 
 class ReferenceSettings(Section):
-    threshold: float = Field(0.5, description="Calibrated score under which a segment is unsupported.")
-    max_span: int = Field(3, description="Most sentences one segment may join.")
-    margin: float = Field(0.05, description="Other chunks within this of the best are cited too.")
+    threshold: float = Field(0.5, ge=0, le=1, description="Calibrated score under which a segment is unsupported.")
+    max_span: int = Field(3, ge=1, description="Most sentences one segment may join.")
+    margin: float = Field(0.05, ge=0, le=1, description="Other chunks within this of the best are cited too.")
     context_bonus: float = Field(
-        0.1, description="How far joining may raise a sentence's support above its own score."
+        0.1, ge=0, le=1, description="How far joining may raise a sentence's support above its own score."
     )
 
 
@@ -211,17 +271,17 @@ class EvaluationSettings(Section):
     judge_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/judge.txt"), description="Single-answer grading prompt.")
     pairwise_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/judge_pairwise.txt"), description="Pairwise prompt.")
     no_rag_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/no_rag.txt"), description="Prompt of --no-rag runs.")
-    retries: int = Field(2, description="Extra judge calls when its reply is not the JSON asked for.")
-    timeout_s: float = Field(600, description="Longest wait for one judge call.")
-    concurrency: int = Field(1, description="Judge calls in flight (raise it for a vLLM server).")
+    retries: int = Field(2, ge=0, description="Extra judge calls when its reply is not the JSON asked for.")
+    timeout_s: float = Field(600, gt=0, description="Longest wait for one judge call.")
+    concurrency: int = Field(1, ge=1, description="Judge calls in flight (raise it for a vLLM server).")
 
 
 class TrainingSettings(Section):
     """`ragqa qa generate` and `ragqa train reranker|retriever`."""
 
     qa_prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/qa_generate.txt"), description="Question generation prompt.")
-    questions_per_chunk: int = Field(3, description="Questions asked per chunk.")
-    max_new_tokens: int = Field(512, description="Generation budget of one chunk's questions and answers.")
+    questions_per_chunk: int = Field(3, ge=1, description="Questions asked per chunk.")
+    max_new_tokens: int = Field(512, ge=1, description="Generation budget of one chunk's questions and answers.")
 
 
 class Settings(BaseSettings):
@@ -257,6 +317,7 @@ class Settings(BaseSettings):
     ui: UISettings = Field(default_factory=UISettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
+    _toml: Path = PrivateAttr(default=DEFAULT_CONFIG)
 
     @classmethod
     def settings_customise_sources(
@@ -270,11 +331,17 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, _config_file.get()))
 
     def model_post_init(self, __context: object) -> None:
-        _resolve_paths(self, _config_file.get().resolve().parent)
+        self._toml = _config_file.get().resolve()
+        _resolve_paths(self, self._toml.parent)
         if self.storage_dir.exists() and not self.storage_dir.is_dir():
             raise ValueError(f"storage_dir {self.storage_dir} is a file, not a folder")
         if _empty(self.models_dir):
             self.models_dir = self.storage_dir / "models"
+
+    @property
+    def config_file(self) -> Path:
+        """The TOML these settings were read from (environment variables may override its keys)."""
+        return self._toml
 
     # Run-time state lives under storage_dir so one variable moves all of it.
     @property
@@ -342,9 +409,18 @@ class SettingsLoadError(ValueError):
     """The config cannot be loaded; the message names the file or variable and says why, in one line."""
 
 
+def config_path(config: Path | str | None = None) -> Path:
+    """The config in force: `config`, else $RAGQA_CONFIG, else ./ragqa.toml in the working
+    directory (a fork's folder), else the shipped one."""
+    if config or os.environ.get("RAGQA_CONFIG"):
+        return Path(config or os.environ["RAGQA_CONFIG"])
+    local = Path.cwd() / CONFIG_NAME
+    return local if local.is_file() else DEFAULT_CONFIG
+
+
 def load_settings(config: Path | str | None = None) -> Settings:
-    """Read `config` (or $RAGQA_CONFIG, or the repo's ragqa.toml) with env overrides applied."""
-    path = Path(config or os.environ.get("RAGQA_CONFIG") or DEFAULT_CONFIG)
+    """Read the config `config_path` picks, with env overrides applied."""
+    path = config_path(config)
     if not path.is_file():
         raise FileNotFoundError(f"config file not found: {path}")
     token = _config_file.set(path)
@@ -353,8 +429,7 @@ def load_settings(config: Path | str | None = None) -> Settings:
     except tomllib.TOMLDecodeError as error:
         raise SettingsLoadError(f"{path}: TOML syntax error: {error}") from error
     except ValidationError as error:
-        problems = "; ".join(_problem(e) for e in error.errors())
-        raise SettingsLoadError(f"{path}: {problems}") from error
+        raise SettingsLoadError(f"{path}: {problems(error)}") from error
     except SettingsError as error:
         raise SettingsLoadError(_env_hint(error)) from error
     except ValueError as error:  # raised by model_post_init: a bad path
@@ -363,11 +438,17 @@ def load_settings(config: Path | str | None = None) -> Settings:
         _config_file.reset(token)
 
 
-def _problem(error: dict) -> str:
+def problems(error: ValidationError, section: str = "") -> str:
+    """A validation error of the settings (or of the `section` model) as `key: reason; ...`, one line."""
+    return "; ".join(_problem(e, section) for e in error.errors())
+
+
+def _problem(error: dict, section: str = "") -> str:
     """One validation error as `key: reason`; an unknown key says where else it may come from."""
-    key = ".".join(str(part) for part in error["loc"])
+    parts = [str(part) for part in ([section] if section else []) + list(error["loc"])]
+    key = ".".join(parts)
     if error["type"] == "extra_forbidden":
-        variable = "RAGQA_" + "__".join(str(part) for part in error["loc"]).upper()
+        variable = "RAGQA_" + "__".join(parts).upper()
         return f"{key}: unknown key (misspelt? or a {variable} variable); the keys are in rag/settings.py"
     reason = error["msg"].removeprefix("Value error, ")
     return f"{key}: {reason}" if key else reason

@@ -99,6 +99,17 @@ def test_copied_config_finds_the_shipped_prompts_and_names_missing_files(tmp_pat
         ("[retrieval]\ntop_k = 3\ntopn = 40\n", {}, r"bad.toml: retrieval.topn: unknown key"),
         ('storage = "x"\n', {}, r"storage: unknown key"),
         ("", {"RAGQA_LLM__MODLE": "x"}, r"llm.modle: unknown key \(misspelt\? or a RAGQA_LLM__MODLE variable\)"),
+        # Out of range: each would run and give nonsense, or fail later with a traceback.
+        ("[retrieval]\ntop_k = 0\n", {}, r"retrieval.top_k: Input should be greater than or equal to 1"),
+        ("[retrieval]\ntop_k = 30\n", {}, r"retrieval: top_k \(30\) cannot exceed top_n \(20\)"),
+        ("[references]\nthreshold = 7\n", {}, r"references.threshold: Input should be less than or equal to 1"),
+        ("[ingest]\nmax_file_mb = -1\n", {}, r"ingest.max_file_mb: Input should be greater than 0"),
+        ("[llm]\nn_ctx = 100\n", {}, r"llm.n_ctx: Input should be greater than or equal to 1024"),
+        ("", {"RAGQA_UI__PORT": "99999"}, r"ui.port: Input should be less than or equal to 65535"),
+        ('[store]\ncollection = "a"\n', {}, r"store.collection: 'a' is no Chroma collection name: 3-512 characters"),
+        ("[headers]\nfilename_pattern = '(?P<Test Name>.+)'\n", {},
+         r"headers.filename_pattern: '\(\?P<Test Name>\.\+\)' is not a regular expression \(bad character in group name"),
+        ("[headers.patterns]\nRegion = '(['\n", {}, r"headers.patterns: Region: '\(\[' is not a regular expression"),
     ],
 )
 def test_settings_errors_are_one_line(tmp_path, monkeypatch, toml, env, message):
@@ -110,3 +121,25 @@ def test_settings_errors_are_one_line(tmp_path, monkeypatch, toml, env, message)
     with pytest.raises(ValueError, match=message) as caught:
         load_settings(config)
     assert "\n" not in str(caught.value)
+
+
+def test_the_working_folders_config_is_in_force(tmp_path, monkeypatch):
+    """./ragqa.toml (a fork's folder) is taken before the shipped one, even a broken one; then
+    $RAGQA_CONFIG, then --config override it."""
+    monkeypatch.delenv("RAGQA_CONFIG", raising=False)
+    fork = tmp_path / "fork"
+    fork.mkdir()
+    monkeypatch.chdir(fork)
+    assert load_settings().config_file == DEFAULT_CONFIG  # none here: the shipped one
+    (fork / "ragqa.toml").write_text('storage_dir = "state"\n', encoding="utf-8")
+    settings = load_settings()
+    assert settings.config_file == fork.resolve() / "ragqa.toml" and settings.storage_dir == fork.resolve() / "state"
+    other = tmp_path / "other.toml"
+    other.write_text('storage_dir = "elsewhere"\n', encoding="utf-8")
+    assert load_settings(other).config_file == other
+    monkeypatch.setenv("RAGQA_CONFIG", str(other))
+    assert load_settings().storage_dir == tmp_path / "elsewhere"
+    monkeypatch.delenv("RAGQA_CONFIG")
+    (fork / "ragqa.toml").write_text("[retrieval]\ntop_k = 0\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"ragqa.toml: retrieval.top_k"):
+        load_settings()
