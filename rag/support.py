@@ -26,7 +26,8 @@ Two logistic models, one for a segment in the chunk's script and one across scri
 their own calibration), with weights and the language centres in rag/support.json, fitted by
 benchmarks/fit_support.py. Two rules back what the models cannot read: a Markdown table row that
 states the segment's cell (`table_support`), and a file, command or package name copied verbatim
-into an answer in the other language (`code_support`).
+into an answer in the other language (`code_support`). Two reject what they cannot read (rag/units.py):
+a figure whose unit the chunk does not give it, and a comparison its own figures contradict.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from rag.ranking import Logistic
 from rag.references import _MARKER, split_sentences
 from rag.context import markdown_tables
 from rag.scoring import _NUMBER, BiEncoderScorer, Pair, Scorer, across_scripts, hangul_script, lexical_support, trigrams
+from rag.units import comparisons_hold, units_backed
 
 SAME = ("cosine", "wording", "numbers_missing")
 CROSS = ("cosine", "passage_cosine", "numbers_missing", "latin")
@@ -294,7 +296,10 @@ class LearnedSupport:
         rules = [TABLE_SUPPORT if "|" in chunk and table_support(segment, chunk)
                  else CODE_SUPPORT if code_support(segment, chunk, common[segment]) else 0.0
                  for segment, chunk in pairs]
-        return np.maximum(scores, rules).tolist()
+        # A figure's unit and a comparison between figures are part of the claim (rag/units.py).
+        holds = {segment: comparisons_hold(segment) for segment, _ in pairs}
+        stated = [holds[segment] and units_backed(segment, chunk) for segment, chunk in pairs]
+        return (np.maximum(scores, rules) * np.asarray(stated, dtype=float)).tolist()
 
 
 def fit_logistic(rows: np.ndarray, labels: np.ndarray, features: tuple[str, ...], positive_weight: float) -> Logistic:

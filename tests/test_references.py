@@ -232,3 +232,80 @@ def test_a_code_most_of_the_chunks_hold_names_the_topic():
     chunks = ["apt-get install foo", "apt-get remove foo", "use dpkg-divert here"]
     segment = "`apt-get`과 `dpkg-divert`를 씁니다."
     assert common_codes([(segment, c) for c in chunks])[segment] == {"apt-get"}
+
+
+FEMUR = RESULTS + "\n| Femur load (kN) | 3.1 | 2.7 | 9.07 |"
+SLED = """Title: Sled test results
+
+| run | speed_kmh | peak_decel_g | result |
+|---|---|---|---|
+| SL-12 | 64 | 29.3 | pass |
+| SL-13 | 66 | 30.2 | fail |"""
+TEXT = """Title: Side impact retest SI-2024-05
+
+The B-pillar intruded 142 mm; the internal target is 120 mm. The barrier struck at 50 km/h, and the
+driver airbag deployed 14 ms after first contact. 시험 TR-07에서 열폭주는 가열 시작 438초 후에 발생했다."""
+
+
+@pytest.mark.parametrize(("segment", "chunk", "backed"), [
+    ("The passenger chest deflection was 28 mm.", RESULTS, True),  # the row's label names the unit
+    ("The driver's femur load was 3.1 kN.", FEMUR, True),
+    ("The driver's femur load was 3.1 mm.", FEMUR, False),  # the row says kN
+    ("The driver reached a HIC15 of 412 ms.", RESULTS, False),  # HIC15 has no unit
+    ("The driver reached a HIC15 of 412.", RESULTS, True),  # no unit claimed: none needed
+    ("운전석 HIC15는 412 mm였다.", RESULTS, False),
+    ("Sled run SL-13 reached 66 km/h.", SLED, True),  # the column header names it ("speed_kmh")
+    ("Sled run SL-13 peaked at 30.2 g.", SLED, True),
+    ("Sled run SL-13 reached 66 mph.", SLED, False),
+    ("The airbag deployed 14 milliseconds after first contact.", TEXT, True),  # spelled out
+    ("The airbag deployed 14 seconds after first contact.", TEXT, False),
+    ("The barrier struck at 50 km/h.", TEXT, True),
+    ("Thermal runaway began 438 seconds after heating started in TR-07.", TEXT, True),  # 438초
+    ("Thermal runaway began 438 ms after heating started in TR-07.", TEXT, False),
+    ("The B-pillar intruded 15 mm.", TEXT, True),  # a figure the chunk lacks is numbers_missing's to judge
+])
+def test_a_figure_needs_its_unit_in_the_chunk(segment, chunk, backed):
+    from rag.units import units_backed
+
+    assert units_backed(segment, chunk) is backed
+
+
+@pytest.mark.parametrize(("segment", "holds"), [
+    ("The B-pillar intrusion of 98 mm was within the 120 mm target.", True),
+    ("The femur load of 9.5 kN stayed below the 9.07 kN limit.", False),
+    ("The femur load of 3.1 kN stayed below the 9.07 kN limit.", True),
+    ("At 31 mm the chest deflection exceeded the 42 mm limit.", False),
+    ("The HIC15 of 412 did not exceed the limit of 700.", True),
+    ("The HIC15 of 812 did not exceed the limit of 700.", False),
+    ("The limit of 700 was exceeded by the 412 reading.", False),  # passive: 412 > 700 is claimed
+    ("The pack weighed 1,200 kg, more than the 950 kg allowed.", True),
+    ("The deployment came within 5 ms of the 14 ms target.", True),  # a tolerance, not an order
+    ("The car hit the barrier at 56 km/h in 2024.", True),  # no comparison
+    ("The test speed of 64 km/h was above the 2 mm threshold.", True),  # other units: not compared
+    ("흉부 변위는 28 mm로 기준 42 mm 이내였다.", True),
+    ("흉부 변위는 48 mm로 기준 42 mm 이내였다.", False),
+    ("HIC15는 412로 기준 700을 초과했다.", False),
+])
+def test_a_comparison_must_agree_with_its_figures(segment, holds):
+    from rag.units import comparisons_hold
+
+    assert comparisons_hold(segment) is holds
+
+
+def test_the_support_model_rejects_a_changed_unit_or_a_false_comparison(base_settings):
+    """Through the learned support model with the real encoder: the right claim is backed, the
+    same claim with an invented unit or a comparison its figures contradict is not."""
+    from rag.models import build_embedding
+    from rag.scoring import bi_encoder
+    from rag.support import support_scorer
+
+    scorer = support_scorer(base_settings, bi_encoder(base_settings, build_embedding(base_settings)))
+    retest = ("Title: Side impact retest SI-2024-05\n\n# Findings\n\nThe B-pillar intrusion was 142 mm against an "
+              "internal target of 120 mm, so the target was missed. The passenger HIC15 was 388.")
+    right, unit, within, table = scorer([
+        ("The B-pillar intrusion was 142 mm, against an internal target of 120 mm.", retest),
+        ("The passenger HIC15 was 388 mm.", retest),
+        ("The B-pillar intrusion was 142 mm, which was within the internal target of 120 mm.", retest),
+        ("The passenger dummy reached a HIC15 value of 388 mm.", RESULTS),
+    ])
+    assert right >= 0.5 and unit == within == table == 0.0, (right, unit, within, table)
