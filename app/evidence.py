@@ -112,26 +112,43 @@ def page_image(path: Path, pages: range, chunk: str, segment: str) -> tuple[Imag
 
 def _line_boxes(textpage, sentences: list[str]) -> list[tuple[float, float, float, float]]:
     """Boxes (PDF units) around each line of the page that holds one of the sentences. A
-    sentence is looked up by its first 60 characters: the page's text layer may break lines
-    and space words differently from the chunk."""
+    sentence is looked up by its first and its last 60 characters, and boxed from the one to
+    the other: the page's text layer may break lines and space words differently from the
+    chunk, so a whole long sentence is rarely found as it is."""
     boxes = []
     for sentence in sentences:
-        probe = " ".join(sentence.replace("|", " ").lstrip("#- ").split())[:60].strip()
-        if len(probe) < 8:
+        words = " ".join(sentence.replace("|", " ").lstrip("#- ").split())
+        head, tail = words[:60].strip(), words[-60:].strip()
+        if len(head) < 8:
             continue
-        found = textpage.search(probe, match_case=False).get_next()
+        found = textpage.search(head, match_case=False).get_next()
         if found is None:
             continue
         start, count = found
-        line: list[tuple[float, float, float, float]] = []
-        for box in [textpage.get_charbox(i) for i in range(start, start + count)] + [None]:
-            if line and (box is None or abs(box[1] - line[-1][1]) > 2):
-                boxes.append((min(b[0] for b in line), min(b[1] for b in line),
-                              max(b[2] for b in line), max(b[3] for b in line)))
-                line = []
-            if box is not None and box[2] > box[0]:
-                line.append(box)
+        end = textpage.search(tail, index=start, match_case=False).get_next()
+        if end is not None:
+            count = max(count, end[0] + end[1] - start)
+        # pdfium's text rectangles span a run of text in one font at its full height: a
+        # descender or a hyphen does not cut them, as boxes of single characters were cut.
+        boxes += _lines([textpage.get_rect(i) for i in range(textpage.count_rects(start, count))])
     return boxes
+
+
+def _lines(runs: list[tuple[float, float, float, float]]) -> list[tuple[float, float, float, float]]:
+    """One box per line from the runs of text on it (a bold word is a run of its own): a run
+    joins the line before when they share most of their height."""
+    lines: list[tuple[float, float, float, float]] = []
+    for left, bottom, right, top in runs:
+        if right <= left:
+            continue
+        if lines:
+            last = lines[-1]
+            shared = min(top, last[3]) - max(bottom, last[1])
+            if shared > 0.5 * min(top - bottom, last[3] - last[1]):
+                lines[-1] = (min(left, last[0]), min(bottom, last[1]), max(right, last[2]), max(top, last[3]))
+                continue
+        lines.append((left, bottom, right, top))
+    return lines
 
 
 def slide_text(settings: Settings, doc: str, slide: int) -> str:

@@ -171,3 +171,47 @@ def test_chunks_kept_can_be_set_per_question(pipeline):
     one = pipeline.answer(BATTERY_Q, top_k=1)
     assert len(one.sources) == 1 and one.sources[0]["doc"] == "battery.md" and one.answerable
     assert pipeline.reranker.top_n == pipeline.settings.retrieval.top_k  # the shared stage is untouched
+
+
+def test_a_line_is_boxed_once_whatever_its_letters_and_fonts(tmp_path):
+    """Boxes of single characters were cut where a descender (dumm|y) or a hyphen (ES|-2re)
+    sits lower or higher than its neighbours, and where a word is set in bold: each line of
+    the backing sentence gets one box."""
+    from fpdf import FPDF
+
+    from app.evidence import page_image
+
+    sentence = ("The driver dummy reached a HIC15 of 412 in the ES-2re side impact test, which was run twice "
+                "at the proving ground near the old hangar by the test team.")
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    bold = sentence.index("412")
+    pdf.write(6, sentence[:bold])
+    pdf.set_font("Helvetica", "B", 11)
+    pdf.write(6, "412")
+    pdf.set_font("Helvetica", size=11)
+    pdf.write(6, sentence[bold + 3:])
+    pdf.output(str(tmp_path / "test.pdf"))
+    image, page = page_image(tmp_path / "test.pdf", range(1, 2), sentence, sentence)
+    assert page == 1
+    # A row through one box meets its two sides; through boxes cut in pieces, more of them.
+    runs = [_runs([image.getpixel((x, y)) == ORANGE for x in range(image.width)]) for y in range(image.height)]
+    boxed = [y for y, count in enumerate(runs) if count]
+    assert boxed, "the backing sentence is not boxed"
+    assert max(runs) == 2, f"a row crosses {max(runs)} box sides"
+    assert len(_spans(boxed)) == 2  # two lines of text, two boxes
+
+
+def _runs(flags: list[bool]) -> int:
+    return sum(1 for i, flag in enumerate(flags) if flag and (i == 0 or not flags[i - 1]))
+
+
+def _spans(rows: list[int]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for row in rows:
+        if spans and row == spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], row)
+        else:
+            spans.append((row, row))
+    return spans
