@@ -59,15 +59,18 @@ def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
 
 
 def render_sources(answer: dict[str, Any], markdown: bool = False) -> str:
-    """The numbered chunks the answer was written from, with their locations and scores."""
+    """The numbered chunks the answer was written from, with their locations, best ranked first.
+    Their number is their rank; the ranker's score is not shown: it is the probability that a
+    chunk is the one that answers, near 0 for all but the best, which a reader took for "does not
+    back the answer" beside a reference's support score."""
     if not answer["sources"]:
         return ""
-    lines = ["**Sources**" if markdown else "Sources:"]
+    lines = ["**Sources** (best ranked first)" if markdown else "Sources (best ranked first):"]
     for source in answer["sources"]:
         snippet = " ".join(source["text"].split())[:200]
         lines.append(
-            f"{'- ' if markdown else '  '}[{source['ref']}] {escape(location(source), markdown)} "
-            f"(score {source['score']:.2f}): {escape(snippet, markdown)}"
+            f"{'- ' if markdown else '  '}[{source['ref']}] {escape(location(source), markdown)}: "
+            f"{escape(snippet, markdown)}"
         )
     return "\n".join(lines)
 

@@ -260,3 +260,18 @@ def test_chat_history_becomes_question_answer_turns():
         {"role": "assistant", "content": "*Understood as: Where was SI-2024-03 run?*\n\nAt East Liberty. *(unsupported: no source backs this)*"},
     ]
     assert turns(history) == [("Where was FT-2024-07 run?", "It ran at Aldenhoven."), ("And SI-2024-03?", "At East Liberty.")]
+
+
+def test_sources_are_shown_by_rank_not_by_the_rankers_score(pipeline):
+    """The ranker's score is the probability that a chunk is the one that answers: 0.00 for most
+    sources, which readers took for "unrelated" beside a reference's 0.9. A source shows its
+    rank (the number it is cited by), in the UI and the CLI."""
+    import re
+
+    answer = pipeline.answer(BATTERY_Q, top_k=3).to_dict()
+    assert len(answer["sources"]) >= 2 and min(s["score"] for s in answer["sources"]) < 0.005
+    for markdown in (True, False):
+        shown = render_sources(answer, markdown)
+        assert "score" not in shown and "0.00" not in shown and "best ranked first" in shown.splitlines()[0]
+        assert re.findall(r"^\W*\[(\d+)\]", shown, re.M) == [str(s["ref"]) for s in answer["sources"]]
+        assert [s["ref"] for s in answer["sources"]] == list(range(1, len(answer["sources"]) + 1))
