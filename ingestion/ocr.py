@@ -4,7 +4,8 @@
 Tesseract was chosen over rapidocr-onnxruntime, the only ONNX OCR whose PyPI wheel carries its
 models: that wheel has no Korean recogniser, and on English pages Tesseract was as accurate
 (docs/BENCHMARKS.md, "OCR"). A page is rendered at `dpi` (300: Tesseract's models are trained on
-text of about that resolution); a picture smaller than that is enlarged first.
+text of about that resolution); a picture smaller than that is enlarged first, and a page scanned
+sideways or upside down is turned upright (Tesseract's orientation detection).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ MAX_UPSCALE = 4  # by at most this: 72 dpi to about 300 (a thin banner is not ma
 # lines of Hangul as noise (tesseract-ocr/tesseract#3423); see docs/BENCHMARKS.md, "OCR".
 PAGE_SEGMENTATION = 4
 MAX_SKEW = 3  # degrees: a page fed askew through a scanner is turned by a degree or two
+# Tesseract's orientation confidence: about 3.5 on a page of 11-point text, upright or turned,
+# under 1 where a picture holds too little text to tell.
+MIN_ORIENTATION_CONFIDENCE = 1.5
 SYLLABLE_GAP = 0.3  # of the line's median word height: a narrower gap beside Hangul is inside a word
 XHTML = "{http://www.w3.org/1999/xhtml}"  # Tesseract's hOCR namespace
 _TITLE_FIELD = {
@@ -87,7 +91,7 @@ def read_image(image, languages: Sequence[str], psm: int = PAGE_SEGMENTATION) ->
     if image.height < MIN_TEXT_HEIGHT:
         scale = min(MAX_UPSCALE, MIN_TEXT_HEIGHT / image.height)
         image = image.resize((round(image.width * scale), round(image.height * scale)))
-    image = _straightened(image)
+    image = _straightened(_upright(image))
     png = io.BytesIO()
     image.save(png, "PNG")
     # One thread: Tesseract's OpenMP threads spin against the embedder and the other pages' work
@@ -134,6 +138,28 @@ def _line(span) -> OcrLine | None:
 
 def _box(element) -> tuple[int, int, int, int]:
     return tuple(map(int, _TITLE_FIELD["bbox"].search(element.get("title", "")).groups()))
+
+
+def _upright(image):
+    """The image turned by the quarter turns Tesseract's orientation detection (psm 0, the `osd`
+    data every tesseract-ocr package brings) finds: a page scanned sideways or upside down reads
+    as nothing to the single-column segmentation. Without `osd`, or text to tell by, unchanged."""
+    if "osd" not in installed_languages():
+        return image
+    png = io.BytesIO()
+    image.save(png, "PNG")
+    done = subprocess.run(
+        ["tesseract", "stdin", "stdout", "--psm", "0"],
+        input=png.getvalue(), capture_output=True, env={**os.environ, "OMP_THREAD_LIMIT": "1"}, check=False,
+    )
+    report = done.stdout.decode(errors="replace")  # "Rotate: 90", "Orientation confidence: 3.47"; nothing on a failure
+    rotate = re.search(r"Rotate: (\d+)", report)
+    confidence = re.search(r"Orientation confidence: ([\d.]+)", report)
+    if not rotate or not confidence or int(rotate.group(1)) % 360 == 0:
+        return image
+    if float(confidence.group(1)) < MIN_ORIENTATION_CONFIDENCE:
+        return image
+    return image.rotate(-int(rotate.group(1)), expand=True)  # "Rotate" is clockwise, PIL's angle counter-clockwise
 
 
 def _straightened(image):

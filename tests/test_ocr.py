@@ -166,3 +166,14 @@ def test_on_a_scan_a_heading_needs_space_above_and_a_wrapped_one_is_joined():
     ], blocks
     short = next(b for b in blocks if "ends here." in b.text)
     assert short.kind == "text" and short.section == ("4.1 On what hardware does Debian run?",)
+
+
+@pytest.mark.parametrize("turn", [90, 180])
+def test_a_page_scanned_sideways_or_upside_down_is_turned_upright(tmp_path, turn):
+    """Tesseract's orientation detection turns the page before it is read; without it the
+    single-column segmentation reads a turned page as nothing ("OCR found none")."""
+    original = write_pdf(tmp_path / "original.pdf", INSPECTION[1:])
+    page = pdfium.PdfDocument(str(original))[0].render(scale=300 / 72).to_pil()
+    path = image_pdf(tmp_path / "turned.pdf", [scanned(page, random.Random(5)).rotate(turn, expand=True)])
+    text = " ".join(b.text for b in convert(path, "turned.pdf", IngestSettings()).blocks)
+    assert "41 seconds" in text and "Vantor" in text, text
