@@ -20,7 +20,7 @@ from typing import Any
 from llama_index.core import Document
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.node_parser import NodeParser, SentenceSplitter
-from llama_index.core.schema import BaseNode, NodeRelationship, TextNode
+from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
 
 from ingestion.convert import Block, ConvertedDocument
 
@@ -69,10 +69,20 @@ class BlockChunker(NodeParser):
             if not isinstance(document, LocatedDocument):
                 raise TypeError(f"BlockChunker needs LocatedDocuments, got {type(document).__name__}")
             groups = self.group(document.converted.blocks)
-            seed = hashlib.sha1(f"{document.doc_id}:{document.hash}".encode()).hexdigest()[:16]
+            # Hashed once: `document.hash` reads the whole text, and so does each call of
+            # `as_related_node_info()` (once per chunk, it made chunking quadratic in the size).
+            source = document.as_related_node_info()
+            seed = hashlib.sha1(f"{document.doc_id}:{source.hash}".encode()).hexdigest()[:16]
             for position, group in enumerate(groups):
-                chunks.append(self._node(document, group, f"{seed}-{position}"))
+                chunks.append(self._node(document, source, group, f"{seed}-{position}"))
         return chunks
+
+    def _postprocess_parsed_nodes(self, nodes: list[BaseNode], parent_doc_map: dict[str, Document]) -> list[BaseNode]:
+        # Without the documents: NodeParser would look each chunk's text up in its document for
+        # character offsets, through the rest of the document where a chunk is no verbatim slice
+        # of it (a split table's parts repeat the header), which is quadratic too. Nothing here
+        # reads those offsets, and each chunk already holds its document's metadata.
+        return super()._postprocess_parsed_nodes(nodes, {})
 
     # ---------------------------------------------------------------- grouping rules
 
@@ -112,7 +122,9 @@ class BlockChunker(NodeParser):
             return [_replace(block, text) for text in split_table(block.text, self.chunk_size)]
         return [_replace(block, text) for text in self._splitter.split_text(block.text)]
 
-    def _node(self, document: LocatedDocument, blocks: list[Block], node_id: str) -> TextNode:
+    def _node(
+        self, document: LocatedDocument, source: RelatedNodeInfo, blocks: list[Block], node_id: str
+    ) -> TextNode:
         pages = [b.page for b in blocks if b.page is not None]
         paths = list(dict.fromkeys(" > ".join(b.section) for b in blocks if b.section))
         location: dict[str, Any] = {
@@ -132,7 +144,7 @@ class BlockChunker(NodeParser):
             metadata=metadata,
             excluded_embed_metadata_keys=sorted({*document.excluded_embed_metadata_keys, *LOCATION_KEYS}),
             excluded_llm_metadata_keys=list(document.excluded_llm_metadata_keys),
-            relationships={NodeRelationship.SOURCE: document.as_related_node_info()},
+            relationships={NodeRelationship.SOURCE: source},
         )
 
 
