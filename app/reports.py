@@ -9,6 +9,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from app.render import escape
 from rag.settings import Settings
 
 _IMAGE_LINK = re.compile(r"^!\[[^\]]*\]\([^)]*\)\s*$", re.M)
@@ -41,11 +42,33 @@ def show_run(settings: Settings, name: str | None) -> tuple[str, list[tuple[Imag
 
 
 def compare(settings: Settings, a: str | None, b: str | None) -> tuple[str, list[tuple[Image.Image, str]]]:
-    """Two runs side by side (`ragqa report A B`): a compare run is written and shown."""
+    """Two runs side by side (`ragqa report A B`): runs of one kind only. The compare run of the
+    pair is written once and shown again while neither run has changed since."""
     from evaluation.runner import compare as compare_runs
+    from evaluation.runs import Run, check_comparable
 
     first, second = _run(settings, a), _run(settings, b)
     if first is None or second is None:
         return "Choose two runs to compare.", []
-    out = compare_runs(settings, first, second)
+    try:
+        check_comparable(Run(first), Run(second))
+    except ValueError as error:
+        return f"Cannot compare: {escape(str(error), True)}.", []
+    out = _compared(settings, first, second) or compare_runs(settings, first, second)
     return show_run(settings, out.name)
+
+
+def _compared(settings: Settings, first: Path, second: Path) -> Path | None:
+    """The newest compare run of `first` against `second` written after both runs' metrics."""
+    from evaluation.runs import Run
+
+    changed = max(((run / "metrics.json").stat().st_mtime for run in (first, second) if (run / "metrics.json").is_file()),
+                  default=0.0)
+    for name in run_folders(settings):  # newest first
+        run = Run(settings.reports_dir / name)
+        if not (run.path / "config.json").is_file() or run.kind() != "compare":
+            continue
+        config = run.config()
+        if (Path(config.get("a", "")).name, Path(config.get("b", "")).name) == (first.name, second.name):
+            return run.path if (run.path / "report.md").stat().st_mtime >= changed else None
+    return None

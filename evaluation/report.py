@@ -180,7 +180,7 @@ def compare_runs(a: Run, b: Run, out: Run) -> Path:
     left, right = flatten(a.metrics()), flatten(b.metrics())
     rows = [[key, left[key], right[key], right[key] - left[key]] for key in left if key in right]
     only = sorted(set(left) ^ set(right))
-    lines = [f"# {a.path.name} vs {b.path.name}", "", f"A: `{a.path}`", f"B: `{b.path}`", "",
+    lines = [f"# {a.path.name} vs {b.path.name}", "", f"A: `{a.path.name}`", f"B: `{b.path.name}`", "",
              table(["metric", "A", "B", "B - A"], rows)]
     if only:
         lines += ["", f"In one run only: {', '.join(only[:40])}{' ...' if len(only) > 40 else ''}"]

@@ -54,6 +54,10 @@ class Run:
     def config(self) -> dict[str, Any]:
         return self.read_json("config.json")
 
+    def kind(self) -> str:
+        """retrieval, answers, references, pairwise or compare."""
+        return str(self.config().get("kind"))
+
     def results(self, name: str = "results") -> list[dict[str, Any]]:
         """Per-question rows of `name`.jsonl written so far; a line cut short by a kill is
         ignored, and a question written twice counts once (its last line)."""
@@ -87,3 +91,11 @@ class Run:
     def metrics(self) -> dict[str, Any]:
         """metrics.json so far ({} before the first evaluation step finished)."""
         return self.read_json("metrics.json") if (self.path / "metrics.json").is_file() else {}
+
+
+def check_comparable(a: Run, b: Run) -> None:
+    """Only runs of one kind share metrics: a retrieval run beside a references run is an empty
+    table. A ValueError in one line otherwise."""
+    if a.kind() != b.kind():
+        raise ValueError(f"{a.path.name} is a {a.kind()} run and {b.path.name} a {b.kind()} run: "
+                         "only runs of the same kind can be compared")

@@ -215,3 +215,38 @@ def _spans(rows: list[int]) -> list[tuple[int, int]]:
         else:
             spans.append((row, row))
     return spans
+
+
+def test_reports_compare_runs_of_one_kind_once_and_show_no_server_paths(indexed):
+    """A retrieval run beside a references run was an empty table; every selection wrote a new
+    compare folder; the report showed the runs' absolute paths on the server."""
+    import os
+
+    from conftest import FIXTURES
+
+    from app.reports import compare, run_folders
+    from evaluation.runner import run_references, run_retrieval
+
+    settings = fresh_settings(indexed, indexed.storage_dir)
+    first, second = (run_retrieval(settings, FIXTURES / "qa.jsonl", name=f"retrieval-{n}", progress=False).name
+                     for n in ("a", "b"))
+    references = run_references(settings, FIXTURES / "references_gold.jsonl", progress=False).name
+    before = set(run_folders(settings))
+
+    text, plots = compare(settings, first, references)
+    assert text.startswith("Cannot compare:") and "\n" not in text and plots == []
+    assert "a retrieval run" in text and "a references run" in text and "only runs of the same kind" in text
+    assert set(run_folders(settings)) == before  # nothing written
+
+    text, _ = compare(settings, first, second)
+    assert "| metric | A | B | B - A |" in text and "rerank.map@5" in text
+    assert str(settings.storage_dir) not in text and f"A: `{first}`" in text and f"B: `{second}`" in text
+    written = set(run_folders(settings)) - before
+    assert len(written) == 1 and compare(settings, first, second)[0] == text
+    assert set(run_folders(settings)) - before == written  # shown again, not written again
+    # A run whose metrics changed since (graded, resumed) is compared again.
+    metrics = settings.reports_dir / second / "metrics.json"
+    later = metrics.stat().st_mtime + 5
+    os.utime(metrics, (later, later))
+    compare(settings, first, second)
+    assert len(set(run_folders(settings)) - before) == 2
