@@ -15,14 +15,6 @@ def test_default_config_values_and_paths():
     assert settings.prompt_file.is_file()
 
 
-@pytest.mark.parametrize("backend", ["torch", "onnx", "server"])
-def test_every_embedding_backend_can_be_configured(monkeypatch, backend):
-    monkeypatch.setenv("RAGQA_EMBEDDING__BACKEND", backend)
-    settings = load_settings()
-    assert settings.embedding.backend == backend
-    assert settings.embedding_onnx_path == settings.models_dir / "multilingual-e5-small-onnx-int8"
-
-
 def test_fork_config_relative_to_its_folder_and_env_overrides(tmp_path, monkeypatch):
     config = tmp_path / "fork.toml"
     config.write_text('storage_dir = "state"\n[retrieval]\ntop_n = 30\n[llm]\nbackend = "vllm"\n')
