@@ -293,6 +293,10 @@ class Settings(BaseSettings):
     models_dir: Annotated[Path, ConfigPath()] = Field(Path(""), description="Prepared models; empty: storage_dir/models.")
     prompt_file: Annotated[Path, ConfigFile()] = Field(Path("prompts/answer.txt"), description="The generation prompt.")
     refusal: str = "I cannot answer this from the documents."
+    refusals: dict[str, str] = Field(
+        {"Korean": "문서에서 이 질문의 답을 찾을 수 없습니다."},
+        description="The refusal in other answer languages (as answer_language names them); `refusal` for the rest.",
+    )
     answer_language: str = Field(
         "auto", description="Language of the answers; auto: the question's (Korean or English)."
     )
