@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from llama_index.core.llms import LLM
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
@@ -23,8 +24,8 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from rag.context import ContextBuilder
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
 from rag.postprocessors import build_reranker
-from rag.references import ReferenceMatcher, Segment
-from rag.rewrite import QuestionRewriter, corpus_language, script_language
+from rag.references import ReferenceMatcher, Segment, cited, marked
+from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
 from rag.retrieval import check_filters, hybrid_retriever, lexical_index, lexical_version, metadata_filters
 from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.support import support_scorer
@@ -32,6 +33,11 @@ from rag.settings import Settings
 from rag.store import collection, stored_nodes
 
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
+
+
+def window(llm: LLM) -> int:
+    """Tokens a prompt may take in this LLM: its window less its reply and the chat template."""
+    return llm.metadata.context_window - max(llm.metadata.num_output, 0) - _TEMPLATE_TOKENS
 
 
 class QuestionError(ValueError):
@@ -46,7 +52,7 @@ def check_question(question: str) -> None:
 @dataclass
 class Answer:
     question: str
-    answer: str
+    answer: str  # the model's text with the matcher's [n] marks, or the refusal in the asker's language
     answerable: bool
     segments: list[dict[str, Any]] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
@@ -56,6 +62,7 @@ class Answer:
     standalone_question: str | None = None  # a chat's follow-up as rewritten for retrieval; None if not
     translated_question: str | None = None  # the question in the corpus's language, when it was asked in the other
     refused_by: str | None = None  # which gate refused: retrieval (nothing relevant), model (it declined), references (nothing supported)
+    draft: str = ""  # the model's reply as written, its own [n] marks and all; empty when it wrote none
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,17 +86,25 @@ def source_entry(ref: int, node: NodeWithScore) -> dict[str, Any]:
 
 
 def segment_entry(segment: Segment, sources: list[dict[str, Any]]) -> dict[str, Any]:
-    """A matched segment as the Answer carries it: its references located like its sources."""
+    """A matched segment as the Answer carries it: its references located like its sources, and
+    its text marked with their numbers (the model's own marks replaced)."""
+    references = [
+        {key: sources[ref.chunk][key] for key in ("ref", "chunk_id", "doc", "page", "page_end", "slide", "section", "ocr")}
+        | {"score": round(ref.score, 4)}
+        for ref in segment.references
+    ]
     return {
-        "text": segment.text,
+        "text": marked(segment.text, [ref["ref"] for ref in references]),
         "sentences": segment.sentences,
         "supported": segment.supported,
-        "references": [
-            {key: sources[ref.chunk][key] for key in ("ref", "chunk_id", "doc", "page", "page_end", "slide", "section", "ocr")}
-            | {"score": round(ref.score, 4)}
-            for ref in segment.references
-        ],
+        "references": references,
     }
+
+
+def cited_answer(draft: str, segments: list[dict[str, Any]]) -> str:
+    """The draft with the matcher's marks: those of each segment's references, none where a
+    segment is unsupported."""
+    return cited(draft, [(*segment["sentences"], [ref["ref"] for ref in segment["references"]]) for segment in segments])
 
 
 class RagPipeline:
@@ -107,11 +122,13 @@ class RagPipeline:
         self.matcher = ReferenceMatcher.from_settings(settings.references, support_scorer(settings, self.encoder))
         self.collection = collection(settings)
         self.prompt = settings.prompt_file.read_text(encoding="utf-8")
+        rewriting = llm or build_rewriting_llm(settings)
         self.rewriter = QuestionRewriter(
-            llm or build_rewriting_llm(settings), settings.condense_prompt_file.read_text(encoding="utf-8"),
+            rewriting, settings.condense_prompt_file.read_text(encoding="utf-8"),
             settings.translate_prompt_file.read_text(encoding="utf-8"), settings.history_turns,
+            token_counter(rewriting), window(rewriting),
         )
-        self._corpus_language: tuple[int | None, str | None] = (None, None)  # (store version, language)
+        self._shares: tuple[int | None, dict[str, float]] = (None, {})  # (store version, documents per language)
         self.count_tokens = token_counter(self.llm)
         self.context = ContextBuilder(self.encoder, self.count_tokens, list(settings.headers.fields),
                                       settings.context.tables, settings.context.rank_weight)
@@ -136,6 +153,7 @@ class RagPipeline:
         check_question(question)
         if docs or where:
             check_filters(cfg, docs or [], where or {})
+        self._check_length(question)  # before any LLM call: a pasted document is refused at once
         asked, started = question, time.perf_counter()
         question = self.rewriter.standalone(question, history)
         self._check_length(question)
@@ -153,43 +171,47 @@ class RagPipeline:
         translated = self._translated(question)
         if translated:
             lap("translate")
-        retrieved = retriever.retrieve(QueryBundle(question))
-        if translated:  # both questions' candidates, ranked by the translation
+        queries = [question, translated] if translated else [question]
+        retrieved: list[NodeWithScore] = []
+        for query in queries:  # both questions' candidates
             known = {n.node.node_id for n in retrieved}
-            retrieved += [n for n in retriever.retrieve(QueryBundle(translated)) if n.node.node_id not in known]
-        search = translated or question
+            retrieved += [n for n in retriever.retrieve(QueryBundle(query)) if n.node.node_id not in known]
         reuse_stored_vectors(self.encoder, self.collection, retrieved)
         lap("retrieve")
-        top = reranker.postprocess_nodes(retrieved, query_bundle=QueryBundle(search))
+        top, search = best_ranked(reranker, retrieved, queries)
         lap("rerank")
         kinds = {"scorer": self.matcher.scorer.kind, "reranker": self.reranker.scorer_kind,
                  "standalone_question": question if question != asked else None, "translated_question": translated}
+        language = self.language(asked)  # answered, or refused, in the asker's language
 
-        def refused(gate: str, segments: list | None = None, sources: list | None = None) -> Answer:
-            """The refusal; when no sentence the model wrote was supported, its draft stays in
-            the segments (all marked unsupported) so readers see what was held back."""
-            return Answer(asked, cfg.refusal, False, segments or [], sources or [], timings, refused_by=gate, **kinds)
+        def refused(gate: str, kept: list[NodeWithScore], draft: str = "", segments: list | None = None) -> Answer:
+            """The refusal, with the chunks kept as its sources so a reader can check them; when
+            no sentence the model wrote was supported, its draft stays in the segments (all
+            marked unsupported) so readers see what was held back."""
+            sources = [source_entry(i + 1, node) for i, node in enumerate(kept)]
+            return Answer(asked, self.refusal(language), False, segments or [], sources, timings, refused_by=gate,
+                          draft=draft, **kinds)
 
-        if not top or self._relevance(search, top) < cfg.retrieval.min_score:
+        if not top or max(self._relevance(query, top) for query in queries) < cfg.retrieval.min_score:
             timings.update(context=0.0, generate=0.0, match=0.0)
-            return refused("retrieval")
+            return refused("retrieval", top)
 
         context, top = self.context.build(search, top, self._budget(question))
         lap("context")
-        prompt = self._prompt(question, context, self.language(asked))  # answered in the asker's language
+        prompt = self._prompt(question, context, language)
         text = self._generate(prompt, on_token, timings, started) if top else ""
         lap("generate")
-        if is_refusal(text, cfg.refusal):
+        if any(is_refusal(text, refusal) for refusal in {cfg.refusal, self.refusal(language)}):
             timings["match"] = 0.0
-            return refused("model")
+            return refused("model", top, text)
 
         sources = [source_entry(i + 1, node) for i, node in enumerate(top)]
         segments = self._match(text, top, sources, threshold)
         lap("match")
         if not any(segment["supported"] for segment in segments):
             # Not one sentence is backed by a source: a hallucination, not an answer.
-            return refused("references", segments, sources)
-        return Answer(asked, text, True, segments, sources, timings, **kinds)
+            return refused("references", top, text, segments)
+        return Answer(asked, cited_answer(text, segments), True, segments, sources, timings, draft=text, **kinds)
 
     def rematch(self, answer: Answer, threshold: float) -> Answer:
         """`answer` with its references found again at another support threshold: only the
@@ -197,13 +219,12 @@ class RagPipeline:
         if answer.refused_by not in (None, "references") or not answer.segments:
             return answer
         clock = time.perf_counter()
-        draft = " ".join(segment["text"] for segment in answer.segments)
-        segments = self._match(draft, self._stored(answer.sources), answer.sources, threshold)
+        segments = self._match(answer.draft, self._stored(answer.sources), answer.sources, threshold)
         timings = answer.timings_ms | {"match": round((time.perf_counter() - clock) * 1000, 1)}
         if not any(segment["supported"] for segment in segments):
-            return replace(answer, answer=self.settings.refusal, answerable=False, segments=segments,
-                           timings_ms=timings, refused_by="references")
-        return replace(answer, answer=draft if answer.refused_by else answer.answer, answerable=True,
+            return replace(answer, answer=self.refusal(self.language(answer.question)), answerable=False,
+                           segments=segments, timings_ms=timings, refused_by="references")
+        return replace(answer, answer=cited_answer(answer.draft, segments), answerable=True,
                        segments=segments, timings_ms=timings, refused_by=None)
 
     def _stored(self, sources: list[dict[str, Any]]) -> list[NodeWithScore]:
@@ -220,18 +241,20 @@ class RagPipeline:
         return max(self.encoder([(question, text) for text in texts]))
 
     def _translated(self, question: str) -> str | None:
-        """The question in the corpus's language, when translation is on and they differ."""
+        """The question in the corpus's language, when translation is on and the corpus lacks
+        the question's language (rag/rewrite.translation_target)."""
         if not self.settings.translate_questions:
             return None
         version = lexical_version(self.settings)
-        if self._corpus_language[0] != version or version is None:
-            # A sample of the store tells its language; read again only when the store changed.
-            sample = self.collection.get(limit=500, include=["documents"])["documents"] or []
-            self._corpus_language = (version, corpus_language(sample))
-        language = self._corpus_language[1]
-        if language is None or script_language(question) == language:
-            return None
-        return self.rewriter.translate(question, language)
+        if self._shares[0] != version or version is None:
+            # A sample of the store, spread over it, tells its languages; read again only when the store changed.
+            count, sample = self.collection.count(), []
+            for offset in range(0, count, max(count // 5, 100))[:5]:
+                got = self.collection.get(limit=100, offset=offset, include=["documents", "metadatas"])
+                sample += [(str((meta or {}).get("doc")), text or "") for meta, text in zip(got["metadatas"], got["documents"])]
+            self._shares = (version, document_shares(sample))
+        language = translation_target(question, self._shares[1])
+        return self.rewriter.translate(question, language) if language else None
 
     def current_retriever(self, filters: MetadataFilters | None = None, top_n: int | None = None) -> BaseRetriever:
         """Hybrid retrieval over the store as it is now. The lexical index is read live; only a
@@ -248,6 +271,10 @@ class RagPipeline:
         return self.prompt.format(context=context, question=question, refusal=self.settings.refusal,
                                   language=language or self.language(question))
 
+    def refusal(self, language: str) -> str:
+        """The refusal sentence in this answer language."""
+        return self.settings.refusals.get(language, self.settings.refusal)
+
     def language(self, question: str) -> str:
         """The answer's language: the configured one, or the question's."""
         configured = self.settings.answer_language
@@ -263,9 +290,7 @@ class RagPipeline:
 
     @property
     def _window(self) -> int:
-        """Tokens the prompt may take: the model's window less the answer and the chat template."""
-        cfg = self.settings.llm
-        return cfg.n_ctx - cfg.max_new_tokens - _TEMPLATE_TOKENS
+        return window(self.llm)
 
     def _check_length(self, question: str) -> None:
         """A question that leaves no room for context is refused before any work."""
@@ -291,6 +316,23 @@ class RagPipeline:
 
     def _match(self, text: str, top: list[NodeWithScore], sources: list[dict], threshold: float | None = None) -> list[dict[str, Any]]:
         return [segment_entry(segment, sources) for segment in self.matcher.run(text, top, threshold)]
+
+
+def best_ranked(reranker: BaseNodePostprocessor, nodes: list[NodeWithScore],
+                queries: Sequence[str]) -> tuple[list[NodeWithScore], str]:
+    """The reranker's top chunks when each is scored by the better of the questions (the question
+    as asked and its translation), and the question that ranked the best chunk highest."""
+    best: dict[str, NodeWithScore] = {}
+    leader, search = float("-inf"), queries[0]
+    for query in queries:
+        ranked = reranker.postprocess_nodes(nodes, query_bundle=QueryBundle(query))
+        if ranked and (ranked[0].score or 0.0) > leader:
+            leader, search = ranked[0].score or 0.0, query
+        for node in ranked:
+            if node.node.node_id not in best or (node.score or 0.0) > (best[node.node.node_id].score or 0.0):
+                best[node.node.node_id] = node
+    top = sorted(best.values(), key=lambda node: node.score or 0.0, reverse=True)
+    return top[: reranker.top_n], search
 
 
 def is_refusal(text: str, refusal: str) -> bool:

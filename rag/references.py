@@ -140,6 +140,46 @@ class ReferenceMatcher:
         return segments[::-1]
 
 
+# ------------------------------------------------------------------------------ marks
+
+_CLOSING = re.compile(r"[.!?。！？]+[\"'”’)\]]*$")
+
+
+def marked(text: str, refs: Sequence[int]) -> str:
+    """`text` with the model's citation marks replaced by `refs` ("[1, 3]"), set before its
+    closing punctuation; without refs, no mark. What a reader sees is the matcher's finding, not
+    the number the model wrote (which may name another passage)."""
+    bare = _MARKER.sub("", text).rstrip()
+    if not refs:
+        return bare
+    end = _CLOSING.search(bare)
+    cut = end.start() if end else len(bare)
+    return f"{bare[:cut]} [{', '.join(str(ref) for ref in refs)}]{bare[cut:]}"
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where each sentence of split_sentences(text) lies in `text` (the split only folds
+    whitespace, so each is found in order with any whitespace between its words)."""
+    spans, cursor = [], 0
+    for sentence in split_sentences(text):
+        found = re.compile(r"\s+".join(re.escape(word) for word in sentence.split(" "))).search(text, cursor)
+        spans.append(found.span())
+        cursor = found.end()
+    return spans
+
+
+def cited(text: str, segments: Sequence[tuple[int, int, Sequence[int]]]) -> str:
+    """`text` with each segment's marks (first and last sentence index, the refs backing it)
+    made the matcher's; the layout between segments (paragraphs, list lines) is kept."""
+    spans = sentence_spans(text)
+    parts, cursor = [], 0
+    for first, last, refs in segments:
+        start, end = spans[first][0], spans[last][1]
+        parts += [text[cursor:start], marked(text[start:end], refs)]
+        cursor = end
+    return "".join(parts) + text[cursor:]
+
+
 # ------------------------------------------------------------------------------ sentences
 
 _ABBREVIATIONS = {

@@ -15,7 +15,7 @@ Korean and English are told apart by script (rag/scoring.hangul_script).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
@@ -30,12 +30,28 @@ def script_language(text: str) -> str:
     return "Korean" if hangul_script(text) else "English"
 
 
-def corpus_language(texts: Sequence[str]) -> str | None:
-    """The language most of these chunk texts are written in; None for no texts."""
-    if not texts:
+MIN_SHARE = 0.2  # a language holding less than this share of the documents is lacking: translate into the other
+
+
+def document_shares(chunks: Sequence[tuple[str, str]]) -> dict[str, float]:
+    """The share of the documents written in Korean and in English, from (document id, chunk
+    text) pairs; a document's language is its chunks' majority script. Counted by documents,
+    not chunks: a Korean manual is Korean however many of its chunks list English commands."""
+    korean: dict[str, int] = {}
+    for doc, text in chunks:
+        korean[doc] = korean.get(doc, 0) + (1 if hangul_script(text) else -1)
+    if not korean:
+        return {}
+    share = sum(votes > 0 for votes in korean.values()) / len(korean)
+    return {"Korean": share, "English": 1.0 - share}
+
+
+def translation_target(question: str, shares: dict[str, float]) -> str | None:
+    """The language to translate the question into: the corpus's, when the corpus lacks the
+    question's own (under MIN_SHARE of its documents); None when it has enough of it."""
+    if not shares or shares[script_language(question)] >= MIN_SHARE:
         return None
-    korean = sum(hangul_script(t) for t in texts)
-    return "Korean" if 2 * korean > len(texts) else "English"
+    return max(shares, key=shares.__getitem__)
 
 
 def first_line(reply: str) -> str:
@@ -50,15 +66,22 @@ class QuestionRewriter:
     condense_prompt: str
     translate_prompt: str
     history_turns: int = 3
+    count_tokens: Callable[[str], int] = len  # the rewriting LLM's tokens of a text
+    window: int = 2048  # tokens a rewriting prompt may take (the LLM's window less its reply)
 
     def standalone(self, question: str, history: Sequence[tuple[str, str]]) -> str:
-        """The follow-up rewritten from the last `history_turns` (question, answer) turns;
-        unchanged without history, and when the rewrite comes back empty."""
-        turns = list(history)[-self.history_turns :] if self.history_turns else []
+        """The follow-up rewritten from the last `history_turns` (question, answer) turns that
+        fit the rewriting LLM's window (the newest first; an over-long turn, such as a refused
+        pasted document, is left out); unchanged without such turns, and when the rewrite comes
+        back empty."""
+        turns: list[tuple[str, str]] = []
+        for turn in reversed(list(history)[-self.history_turns :] if self.history_turns else []):
+            if self.fits(self._condense([turn, *turns], question)):
+                turns.insert(0, turn)
         if not turns:
             return question
-        conversation = "\n".join(f"User: {q}\nAssistant: {a}" for q, a in turns)
-        rewrite = _one_line(self.llm, self.condense_prompt.format(history=conversation, question=question))
+        conversation = _conversation(turns)
+        rewrite = _one_line(self.llm, self._condense(turns, question))
         if not rewrite:
             return question
         if leaked(rewrite, f"{conversation}\n{question}"):
@@ -67,13 +90,26 @@ class QuestionRewriter:
             return f"{turns[-1][0]} {question}"
         return rewrite
 
+    def fits(self, prompt: str) -> bool:
+        return self.count_tokens(prompt) <= self.window
+
+    def _condense(self, turns: Sequence[tuple[str, str]], question: str) -> str:
+        return self.condense_prompt.format(history=_conversation(turns), question=question)
+
     def translate(self, question: str, language: str) -> str | None:
         """The question in `language`; None when the model did not write it in that language's
         script (a 1.5B model sometimes echoes the question or the instructions). A reply that
         answers instead of translating ("데비안 프로젝트는 1993년에 시작되었습니다.") is kept: it
         holds the question's words in the corpus's language, which is what retrieval needs."""
-        reply = _one_line(self.llm, self.translate_prompt.format(question=question, language=language))
+        prompt = self.translate_prompt.format(question=question, language=language)
+        if not self.fits(prompt):  # too long for the rewriting LLM: retrieval uses it as asked
+            return None
+        reply = _one_line(self.llm, prompt)
         return reply if reply and written_in(reply, language) else None
+
+
+def _conversation(turns: Sequence[tuple[str, str]]) -> str:
+    return "\n".join(f"User: {q}\nAssistant: {a}" for q, a in turns)
 
 
 _CODE_OR_FIGURE = re.compile(r"\w*\d\w*(?:[-./]\w+)*|\w+(?:[-./]\w+)*[-./]\w*\d\w*")

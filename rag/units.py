@@ -42,7 +42,7 @@ UNITS: dict[str, tuple[str, ...]] = {
     "N": ("newton", "newtons", "뉴턴"),
     "Nm": ("nm", "newton metres", "newton meters"),
     "%": ("%", "percent", "per cent", "퍼센트"),
-    "°C": ("°c", "℃", "degrees celsius", "degrees c", "deg c", "섭씨"),
+    "°C": ("°c", "℃", "°", "degrees celsius", "degrees c", "deg c", "degrees", "degree", "도"),  # angles too: rarely swapped
     "V": ("V", "volt", "volts", "볼트"),
     "A": ("A", "amp", "amps", "ampere", "amperes", "암페어"),
     "Ah": ("ah", "amp-hours", "ampere-hours"),

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 
-from conftest import BATTERY_Q, FIXTURES, UNRELATED_Q, cli, fresh_settings
+import pytest
+from conftest import BATTERY_Q, FIXTURES, UNRELATED_Q, ScriptedLLM, cli, fresh_settings
 
 from llama_index.core.schema import MetadataMode
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
@@ -66,7 +68,7 @@ def test_unanswerable_question_is_refused(pipeline):
     # Which gate refused is said; only the references gate keeps the (unsupported) draft.
     assert answer["refused_by"] in ("retrieval", "model", "references")
     assert not any(s["supported"] for s in answer["segments"])
-    assert answer["refused_by"] == "references" or (answer["segments"] == [] and answer["sources"] == [])
+    assert answer["refused_by"] == "references" or answer["segments"] == []
 
 
 def test_cli_ask_json(indexed):
@@ -136,3 +138,72 @@ def test_english_question_about_a_korean_document(base_settings, corpus, tmp_pat
     assert answer["answerable"], json.dumps(answer, ensure_ascii=False)[:3000]
     cited = {r["doc"] for s in answer["segments"] if s["supported"] for r in s["references"]}
     assert cited == {"constitution.txt"}
+
+
+def test_an_over_long_question_is_refused_before_any_llm_call_and_does_not_poison_the_chat(pipeline):
+    """A pasted 40,000-character question is refused as too long before the rewriting LLM (a
+    2048-token window) sees it, and a chat that kept it in its history goes on."""
+    from rag.pipeline import QuestionError
+
+    pasted = "Summarise this log: " + "error 42 at step 7; " * 2000
+    history = [(BATTERY_Q, "The cell temperature peaked at 61 degrees Celsius [1].")]
+    with pytest.raises(QuestionError, match="too long"):
+        pipeline.answer(pasted, history=history)
+    answer = pipeline.answer("What was the diameter of the nail in that test?",
+                             history=[*history, (pasted, pipeline.settings.refusal)])
+    assert answer.standalone_question and "error 42" not in answer.standalone_question
+    assert answer.answerable and "3 mm" in answer.answer and answer.sources[0]["doc"] == "battery.md", answer.answer
+
+
+def scripted(settings, *replies: str):
+    from rag.pipeline import RagPipeline
+
+    return RagPipeline(settings, llm=ScriptedLLM(replies=list(replies), prompts=[]))
+
+
+def marks(text: str) -> list[str]:
+    return re.findall(r"\[(\d+(?:, \d+)*)\]", text)
+
+
+def test_the_marks_shown_are_the_matchers_not_the_models(indexed):
+    """The model cites passage [9] (there is none) and marks an unsupported sentence: the
+    answer, its segments and the CLI's text carry the references the matcher found instead;
+    the model's text stays in `draft`."""
+    from app.render import render_answer
+
+    reply = "The cell temperature peaked at 61 degrees Celsius [9]. The programme also bought a wind tunnel [1]."
+    answer = scripted(indexed, reply).answer(BATTERY_Q)
+    assert answer.answerable and answer.draft == reply
+    supported, unsupported = answer.segments
+    refs = [ref["ref"] for ref in supported["references"]]
+    assert supported["supported"] and answer.sources[refs[0] - 1]["doc"] == "battery.md", answer.segments
+    assert marks(supported["text"]) == [", ".join(map(str, refs))] and not unsupported["supported"]
+    assert marks(unsupported["text"]) == [] and "wind tunnel." in unsupported["text"]
+    assert answer.answer == f"{supported['text']} {unsupported['text']}"
+    shown = render_answer(answer.to_dict())
+    assert "[9]" not in shown and f"Celsius [{', '.join(map(str, refs))}]." in shown
+
+
+KOREAN_UNRELATED = "1954년 월드컵 축구 대회의 우승팀은 어디였나요?"
+KOREAN_BATTERY = "오리온 배터리 팩의 못 관통 시험에서 셀 온도는 최고 몇 도까지 올랐나요?"
+
+
+def test_a_refusal_is_in_the_askers_language_and_keeps_its_sources(indexed):
+    """Refused by retrieval, by the model and by the references, a Korean question gets the
+    Korean refusal; the chunks kept are its sources (the CLI shows them), and a draft the model
+    wrote stays."""
+    from app.render import render_answer
+
+    korean = indexed.refusals["Korean"]
+    by_retrieval = scripted(indexed, UNRELATED_Q).answer(KOREAN_UNRELATED)  # the reply translates the question
+    assert (by_retrieval.refused_by, by_retrieval.answer) == ("retrieval", korean)
+    assert by_retrieval.sources and by_retrieval.sources[0]["doc"] in render_answer(by_retrieval.to_dict())
+    by_model = scripted(indexed, BATTERY_Q, indexed.refusal).answer(KOREAN_BATTERY)
+    assert (by_model.refused_by, by_model.answer, by_model.draft) == ("model", korean, indexed.refusal)
+    assert by_model.sources[0]["doc"] == "battery.md" and "battery.md" in render_answer(by_model.to_dict())
+    pipeline = scripted(indexed, BATTERY_Q, "카페테리아는 자정에 문을 닫는다 [1].")
+    by_references = pipeline.answer(KOREAN_BATTERY)
+    assert (by_references.refused_by, by_references.answer) == ("references", korean)
+    assert by_references.segments and by_references.sources
+    assert pipeline.rematch(by_references, 0.6).answer == korean
+    assert scripted(indexed, UNRELATED_Q).answer(UNRELATED_Q).answer == indexed.refusal  # English stays English

@@ -262,6 +262,8 @@ driver airbag deployed 14 ms after first contact. 시험 TR-07에서 열폭주�
     ("The barrier struck at 50 km/h.", TEXT, True),
     ("Thermal runaway began 438 seconds after heating started in TR-07.", TEXT, True),  # 438초
     ("Thermal runaway began 438 ms after heating started in TR-07.", TEXT, False),
+    ("The pack's outside peaked at 87 °C.", "팩 외부의 최고 온도는 87도였다.", True),
+    ("The pack's outside peaked at 87 mm.", "팩 외부의 최고 온도는 87도였다.", False),
     ("The B-pillar intruded 15 mm.", TEXT, True),  # a figure the chunk lacks is numbers_missing's to judge
 ])
 def test_a_figure_needs_its_unit_in_the_chunk(segment, chunk, backed):
@@ -309,3 +311,17 @@ def test_the_support_model_rejects_a_changed_unit_or_a_false_comparison(base_set
         ("The passenger dummy reached a HIC15 value of 388 mm.", RESULTS),
     ])
     assert right >= 0.5 and unit == within == table == 0.0, (right, unit, within, table)
+
+
+def test_the_marks_a_reader_sees_are_the_matchers():
+    """The model's [n] replaced by the references found, before the closing punctuation; none on
+    an unsupported segment; the layout between segments kept."""
+    from rag.references import cited, marked
+
+    assert marked("Curtain airbags protect the head [2].", [1]) == "Curtain airbags protect the head [1]."
+    assert marked("The HIC15 was 412. [2]", [1, 3]) == "The HIC15 was 412 [1, 3]."
+    assert marked("운전석 에어백은 14 ms 만에 전개되었다 [1].", [3]) == "운전석 에어백은 14 ms 만에 전개되었다 [3]."
+    assert marked("A wind tunnel was bought [1].", []) == "A wind tunnel was bought."
+    draft = "Results:\n- The HIC15 was 412 [2].\n- The chest   deflection was 31 mm [2].\n\nAll passed [1]."
+    assert cited(draft, [(0, 0, []), (1, 2, [1]), (3, 3, [])]) == \
+        "Results:\n- The HIC15 was 412.\n- The chest   deflection was 31 mm [1].\n\nAll passed."

@@ -5,17 +5,27 @@ from __future__ import annotations
 
 from conftest import ScriptedLLM
 
-from rag.rewrite import QuestionRewriter, corpus_language, first_line
+from rag.rewrite import QuestionRewriter, document_shares, first_line, translation_target
 
 
 def rewriter(*replies: str) -> QuestionRewriter:
     return QuestionRewriter(ScriptedLLM(replies=list(replies), prompts=[]), "{history} / {question}", "{language}: {question}")
 
 
-def test_the_corpus_language_is_the_script_most_chunks_are_written_in():
-    assert corpus_language(["데비안은 자유 운영 체제입니다.", "패키지는 apt 로 설치합니다.", "The FAQ."]) == "Korean"
-    assert corpus_language(["The FAQ.", "Install it with apt-get.", "데비안"]) == "English"
-    assert corpus_language([]) is None
+def test_a_question_is_translated_only_when_the_corpus_lacks_its_language():
+    """Counted by documents: a Korean manual whose chunks list English commands is Korean, and a
+    corpus with a quarter of its documents in Korean is not translated into for Korean questions."""
+    manual = [("faq-ko.html", "데비안은 자유 운영 체제입니다."), ("faq-ko.html", "Run apt-get install foo --yes now."),
+              ("faq-ko.html", "패키지는 apt 로 설치합니다.")]
+    assert document_shares(manual) == {"Korean": 1.0, "English": 0.0}
+    assert translation_target("How do I install a package?", document_shares(manual)) == "Korean"
+    mixed = [(f"report-{i}.md", "The sled test passed.") for i in range(3)] + [("summary-ko.txt", "시험은 통과했다.")]
+    assert document_shares(mixed) == {"Korean": 0.25, "English": 0.75}
+    assert translation_target("시험은 통과했나요?", document_shares(mixed)) is None  # 1 of 4 documents is enough
+    english = [(f"report-{i}.md", "The sled test passed.") for i in range(9)] + [("summary-ko.txt", "시험은 통과했다.")]
+    assert translation_target("시험은 통과했나요?", document_shares(english)) == "English"
+    assert translation_target("Did it pass?", document_shares(english)) is None
+    assert translation_target("Did it pass?", document_shares([])) is None
 
 
 def test_a_translation_in_the_wrong_script_or_an_echo_is_not_used():
@@ -49,3 +59,20 @@ def test_a_rewrite_that_names_a_code_from_the_prompts_examples_is_not_used():
         "What is the purpose of test SI-2024-03? Which dummy sat in the driver seat in that test?"
     assert rewriter("Which dummy sat in the driver seat in SI-2024-03?").standalone(
         "Which dummy sat in the driver seat in that test?", history) == "Which dummy sat in the driver seat in SI-2024-03?"
+
+
+def test_history_is_fitted_into_the_rewriting_window_newest_turns_first():
+    """An over-long turn (a refused pasted document) is left out, and the oldest turns go first
+    when the window is full: the rewriting LLM is never asked for more than its window."""
+    pasted = "Summarise this log: " + "error 42 at step 7; " * 2000
+    history = [("What did test A-11 measure?", "Its HIC15 [1]."), ("What HIC15 did A-12 reach?", "300 [1]."),
+               (pasted, "I cannot answer this from the documents.")]
+    short = QuestionRewriter(ScriptedLLM(replies=["What HIC15 did the passenger reach in A-12?"], prompts=[]),
+                             "{history} / {question}", "{language}: {question}", 3, len, 120)
+    assert short.standalone("And the passenger?", history) == "What HIC15 did the passenger reach in A-12?"
+    (prompt,) = short.llm.prompts
+    assert len(prompt) <= 120 and "A-12" in prompt and "A-11" not in prompt and "error 42" not in prompt
+    # Nothing fits: the question is used as asked, without an LLM call.
+    none = QuestionRewriter(ScriptedLLM(replies=[], prompts=[]), "{history} / {question}", "{language}: {question}", 3, len, 30)
+    assert none.standalone("And the passenger?", history) == "And the passenger?" and none.llm.prompts == []
+    assert none.translate("운전석 더미의 HIC15는 A-12 시험에서 얼마였나요?", "English") is None and none.llm.prompts == []

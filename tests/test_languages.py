@@ -1,0 +1,64 @@
+"""Questions over corpora of two languages: translated only when the corpus lacks the question's
+language, and then ranked by the better of the question and its translation. Scripted LLM
+replies (the translation and the answer), so that what is tested is the pipeline's choice."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import FIXTURES, SAMPLE, ScriptedLLM, fresh_settings
+
+from ingestion.pipeline import ingest
+from rag.settings import Settings
+
+KOREAN_Q = "TR-07 시험에서 열 폭주는 가열을 시작하고 몇 초 뒤에 발생했나요?"
+KOREAN_ANSWER = "열 폭주는 가열을 시작하고 438초 뒤에 발생했다 [1]."
+
+
+def store(base_settings, tmp_path_factory, files) -> Settings:
+    folder = tmp_path_factory.mktemp("docs")
+    for file in files:
+        shutil.copy(file, folder / file.name)
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("storage"))
+    report = ingest([folder], settings, progress=False)
+    assert report.indexed == len(files) and not report.failed
+    return settings
+
+
+@pytest.fixture(scope="module")
+def mixed(base_settings, tmp_path_factory):
+    """One document in three is Korean."""
+    return store(base_settings, tmp_path_factory, [FIXTURES / "battery.md", FIXTURES / "cafeteria.md",
+                                                   FIXTURES / "answers" / "thermal-runaway-ko.md"])
+
+
+@pytest.fixture(scope="module")
+def mostly_english(base_settings, tmp_path_factory):
+    """One document in seven is Korean: the corpus lacks Korean."""
+    english = [FIXTURES / "battery.md", FIXTURES / "cafeteria.md", FIXTURES / "answers" / "cell-tests.md",
+               *(SAMPLE / "docs" / name for name in ("glossary.md", "programme-overview.md", "test-procedure.md"))]
+    return store(base_settings, tmp_path_factory, [*english, FIXTURES / "answers" / "thermal-runaway-ko.md"])
+
+
+def pipeline(settings, *replies):
+    from rag.pipeline import RagPipeline
+
+    return RagPipeline(settings, llm=ScriptedLLM(replies=list(replies), prompts=[]))
+
+
+def test_a_question_in_a_language_the_corpus_has_is_not_translated(mixed):
+    asker = pipeline(mixed, KOREAN_ANSWER)
+    answer = asker.answer(KOREAN_Q)
+    assert answer.translated_question is None and len(asker.llm.prompts) == 1  # the answer's prompt only
+    assert answer.answerable and answer.sources[0]["doc"] == "thermal-runaway-ko.md", answer.segments
+
+
+def test_a_translated_question_keeps_the_candidates_its_own_wording_ranks_best(mostly_english):
+    """The translation (a vague one) ranks an English test report first; the question as asked
+    ranks the Korean report first, and the better of the two decides."""
+    vague = "How did the battery pack test go?"
+    answer = pipeline(mostly_english, vague, KOREAN_ANSWER).answer(KOREAN_Q)
+    assert answer.translated_question == vague
+    assert answer.sources[0]["doc"] == "thermal-runaway-ko.md", [s["doc"] for s in answer.sources]
+    assert answer.answerable, answer.segments
