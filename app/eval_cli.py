@@ -44,7 +44,7 @@ def answers(
     no_rag: Annotated[bool, typer.Option("--no-rag", help="The same LLM without documents (the paper's baseline).")] = False,
     judge: Annotated[bool, typer.Option("--judge", help="Grade the answers with the LLM judge.")] = False,
     ragas: Annotated[bool, typer.Option("--ragas", help="Score the answers with RAGAS.")] = False,
-    limit: Annotated[Optional[int], typer.Option(help="Only the first N questions.")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N questions.")] = None,
     resume: Annotated[Optional[Path], typer.Option(exists=True, file_okay=False, help="Continue this interrupted run.")] = None,
     config: ConfigOption = None,
 ) -> None:

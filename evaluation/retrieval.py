@@ -13,6 +13,7 @@ from typing import Any
 
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+from pydantic import ValidationError
 from tqdm import tqdm
 
 from evaluation.metrics import aggregate, evidence_hits, question_metrics
@@ -20,7 +21,7 @@ from rag.models import build_embedding
 from rag.postprocessors import build_reranker
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
 from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
-from rag.settings import Settings
+from rag.settings import Settings, problems
 from rag.store import collection
 
 STAGES = ("dense", "bm25", "hybrid", "rerank")  # pipeline order; rerank is what the pipeline uses
@@ -82,7 +83,10 @@ def with_overrides(settings: Settings, overrides: dict[str, str]) -> Settings:
         section = getattr(copy, section_name, None)
         if section is None or key not in type(section).model_fields:
             raise ValueError(f"unknown setting {dotted!r}")
-        setattr(copy, section_name, type(section).model_validate(section.model_dump() | {key: value}))
+        try:
+            setattr(copy, section_name, type(section).model_validate(section.model_dump() | {key: value}))
+        except ValidationError as error:
+            raise ValueError(f"--vary {dotted}={value}: {problems(error, section_name)}") from None
     return copy
 
 
@@ -104,14 +108,17 @@ def evaluate_retrieval(
     from ingestion.pipeline import ingest
 
     qa = [item for item in qa if item.get("answerable", True) and item.get("evidence")]
+    if not qa:
+        raise ValueError("no answerable question of the QA file has evidence, which retrieval is scored against "
+                         "(docs/FORMATS.md, QA item)")
     combos = variants(vary or [])
     if combos != [{}] and not corpus:
         raise ValueError("--vary needs --corpus: each variant ingests the corpus into its own store")
+    configured = [with_overrides(settings, overrides) for overrides in combos]  # every value checked first
     results: dict[str, dict[str, Any]] = {}
     rows = []
-    for overrides in combos:
+    for overrides, current in zip(combos, configured):
         with tempfile.TemporaryDirectory(prefix="ragqa-eval-", ignore_cleanup_errors=True) as scratch:
-            current = with_overrides(settings, overrides)
             if corpus:  # a fresh store per variant; the configured store is left alone
                 current.storage_dir = Path(scratch)
                 current.store = current.store.model_copy(update={"chroma_url": ""})  # never a shared server

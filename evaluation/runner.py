@@ -68,7 +68,11 @@ def run_answers(
 
     qa = load_qa(qa_file)[:limit]
     run = Run.start(settings, name or ("no-rag" if no_rag else "answers"),
-                    _config("answers", qa=qa_file, no_rag=no_rag, limit=limit), resume)
+                    _config("answers", qa=qa_file.resolve(), no_rag=no_rag, limit=limit), resume)
+    if resume is not None:
+        started = run.config()
+        _same_options(run, {"--qa": (Path(started.get("qa", "")).resolve(), qa_file.resolve()),
+                            "--no-rag": (started.get("no_rag", False), no_rag), "--limit": (started.get("limit"), limit)})
     pipeline = pipeline or RagPipeline(settings)
     rows = answer_questions(pipeline, qa, run, no_rag=no_rag, progress=progress)
     run.write_json("metrics.json", {"answers": refusal_metrics(rows)})
@@ -78,6 +82,17 @@ def run_answers(
     if ragas:
         ragas_answers(settings, run.path, llm=judge_llm, embedding=pipeline.embedding, progress=progress)
     return _finish(run, run.metrics())
+
+
+def _same_options(run: Run, options: dict[str, tuple[Any, Any]]) -> None:
+    """A resumed run appends to its rows and keeps its config.json: refuse options (option:
+    (started with, asked for)) other than those it was started with."""
+    def shown(value: Any) -> str:
+        return ("on" if value else "off") if isinstance(value, bool) else "none" if value is None else str(value)
+
+    differ = [f"{option} {shown(new)} (started with {shown(old)})" for option, (old, new) in options.items() if old != new]
+    if differ:
+        raise ValueError(f"--resume {run.path}: {'; '.join(differ)}: resume it with the options it was started with")
 
 
 def grade_answers(settings: Settings, run_dir: Path, llm=None) -> Path:
@@ -144,8 +159,9 @@ def run_references(
 
     items = load_gold(gold_file)
     results, rows = {}, []
-    for overrides in variants(vary or []):
-        current = with_overrides(settings, overrides)
+    combos = variants(vary or [])
+    configured = [with_overrides(settings, overrides) for overrides in combos]  # every value checked first
+    for overrides, current in zip(combos, configured):
         encoder = None if current.scoring.support == "llm" else bi_encoder(current, build_embedding(current))
         results[label(overrides)], variant_rows = evaluate_references(current, items, support_scorer(current, encoder), progress)
         rows += [row | {"variant": label(overrides)} for row in variant_rows]

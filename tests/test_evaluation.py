@@ -287,3 +287,28 @@ def test_cli_prints_the_run_folder_last(base_settings, tmp_path, monkeypatch):
     assert stopped.exit_code == 1 and "1 files of --corpus failed to ingest" in stopped.output, stopped.output
     assert "broken.pdf: corrupt or unreadable PDF" in stopped.output
     assert "no documents are indexed" in CliRunner().invoke(app, ["eval", "retrieval", "--qa", str(QA)]).output
+
+
+def test_a_resume_with_other_options_is_refused(pipeline, monkeypatch, tmp_path):
+    """`eval answers --resume RUN` appends to RUN, whose config.json names the options it was
+    started with: another --qa, --no-rag or --limit is refused in one line and nothing appended."""
+    from conftest import cli
+    from test_cli import one_line_error
+
+    settings = fresh_settings(pipeline.settings, tmp_path / "storage")
+    unanswerable = [line for line in QA.read_text().splitlines() if not json.loads(line)["answerable"]]
+    qa, other = tmp_path / "qa.jsonl", tmp_path / "other.jsonl"
+    qa.write_text(unanswerable[0] + "\n", encoding="utf-8")  # refused by retrieval: no generation
+    other.write_text(QA.read_text(), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    first = run_answers(settings, Path("qa.jsonl"), pipeline=pipeline, progress=False)  # a relative path
+    before = (first / "results.jsonl").read_text()
+    for options, needle in (((str(other),), f"--qa {other} (started with {qa})"),
+                            ((str(qa), "--no-rag"), "--no-rag on (started with off)"),
+                            ((str(qa), "--limit", "1"), "--limit 1 (started with none)")):
+        one_line_error(cli(monkeypatch, settings, "eval", "answers", "--resume", str(first), "--qa", *options), 1,
+                       f"--resume {first}: {needle}")
+    assert (first / "results.jsonl").read_text() == before
+    # The same options, the QA file named by its absolute path: resumed, nothing left to answer.
+    resumed = cli(monkeypatch, settings, "eval", "answers", "--resume", str(first), "--qa", str(qa))
+    assert last_line(resumed) == first and (first / "results.jsonl").read_text() == before
