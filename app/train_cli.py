@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from app.cli_common import ConfigOption, fail, settings_from
+from app.cli_common import ConfigOption, fail, settings_from, writable_file
 
 qa_app = typer.Typer(no_args_is_help=True, help="Generate QA pairs from the indexed corpus.")
 train_app = typer.Typer(no_args_is_help=True, help="Fine-tune models on generated QA.")
@@ -17,7 +17,7 @@ train_app = typer.Typer(no_args_is_help=True, help="Fine-tune models on generate
 @qa_app.command()
 def generate(
     out: Annotated[Optional[Path], typer.Option(help="QA file to write (appended; default storage/qa/generated.jsonl).")] = None,
-    limit: Annotated[Optional[int], typer.Option(help="At most N chunks, spread evenly over the corpus.")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="At most N chunks, spread evenly over the corpus.")] = None,
     doc: Annotated[Optional[list[str]], typer.Option("--doc", help="Only this document (repeatable).")] = None,
     config: ConfigOption = None,
 ) -> None:
@@ -25,7 +25,7 @@ def generate(
     from training.qa_generation import QAGenerator, generate_qa
 
     settings = settings_from(config)
-    out = out or settings.storage_dir / "qa" / "generated.jsonl"
+    out = writable_file(out or settings.storage_dir / "qa" / "generated.jsonl")
     try:
         counts = generate_qa(settings, out, QAGenerator.from_settings(settings), doc, limit)
     except ValueError as error:
@@ -51,7 +51,7 @@ def mine(
     from training.mining import mine_questions, write_questions
 
     settings = settings_from(config)
-    out = out or settings.storage_dir / "qa" / "mined.jsonl"
+    out = writable_file(out or settings.storage_dir / "qa" / "mined.jsonl")
     try:
         items = mine_questions(settings, per_chunk, seed)
     except ValueError as error:
@@ -62,12 +62,27 @@ def mine(
     typer.echo(str(out))
 
 
+def _trained(settings, name: str) -> Path:
+    """Where a trained model goes by default: the fork's own storage/models, not models_dir,
+    which `ragqa init` points at the prepared models every fork shares."""
+    return settings.storage_dir / "models" / name
+
+
+def _questions(paths: list[Path]) -> list[dict]:
+    from evaluation.gold import load_qa
+
+    try:
+        return [item for path in paths for item in load_qa(path)]
+    except ValueError as error:
+        fail(error)
+
+
 def _train(kind: str, qa: list[dict], out: Path | None, recipe, config: Path | None) -> None:
     from training.reranker import train_reranker
     from training.retriever import train_retriever
 
     settings = settings_from(config)
-    out = out or settings.models_dir / kind
+    out = out or _trained(settings, kind)
     train = train_reranker if kind == "reranker" else train_retriever
     try:
         summary = train(settings, qa, out, recipe)
@@ -104,9 +119,7 @@ def reranker(
 ) -> None:
     """Fit the rerank stage's learned ranker to this corpus (seconds) and print held-out figures
     before and after; set scoring.ranker_file to the file it prints."""
-    from evaluation.gold import load_qa
-
-    questions = [item for path in qa for item in load_qa(path)]
+    questions = _questions(qa)
     if cross_encoder:
         from training.pairs import Recipe
 
@@ -116,7 +129,7 @@ def reranker(
     from training.ranker import RankerRecipe, train_ranker
 
     settings = settings_from(config)
-    out = out or settings.models_dir / "ranker.json"
+    out = writable_file(out or _trained(settings, "ranker.json"))
     try:
         summary = train_ranker(settings, questions, out, RankerRecipe())
     except ValueError as error:
@@ -135,7 +148,6 @@ def retriever(
     config: ConfigOption = None,
 ) -> None:
     """Fine-tune the embedding model (retrieval and bi-encoder scoring) with a refitted calibration."""
-    from evaluation.gold import load_qa
     from training.pairs import Recipe
 
-    _train("retriever", load_qa(qa), out, Recipe(epochs=epochs, learning_rate=learning_rate), config)
+    _train("retriever", _questions([qa]), out, Recipe(epochs=epochs, learning_rate=learning_rate), config)

@@ -35,6 +35,8 @@ def parse_where(conditions: list[str]) -> dict[str, str]:
         key, sep, value = condition.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise ValueError(f"filter {condition!r} is not FIELD=VALUE (e.g. Region=Europe)")
+        if key.strip().startswith("$"):  # Chroma would read $and, $or, $contains as operators
+            raise ValueError(f"filter {condition!r}: a header field name cannot start with '$'")
         where[key.strip()] = value.strip()
     return where
 

@@ -71,12 +71,55 @@ def test_filters_that_match_nothing_say_so(indexed, monkeypatch, tmp_path):
 @pytest.mark.parametrize(
     ("content", "needle"),
     [("", "no questions in the file"), ('["q1", "What?"]\n', ":1: a question must be a JSON object, not a list"),
-     ('{"id": "q1", "question": "A?"}\n{"id": "q2"}\n', ":2: the question has no question")],
+     ('{"id": "q1", "question": "A?"}\n{"id": "q2"}\n', ":2: the question has no question"),
+     # Metrics would count one row for the two.
+     ('{"id": "q1", "question": "A?"}\n{"id": "q2", "question": "B?"}\n{"id": "q1", "question": "C?"}\n',
+      ":3: id 'q1' is already on line 1"),
+     ('{"id": "q1", "question": "A?", "evidence": "battery.md"}\n', ":1: evidence: Input should be a valid list"),
+     ('{"id": "q1", "question": "A?", "evidence": [{"page": 2}]}\n', ":1: evidence[0]: an evidence item needs its doc"),
+     ('{"id": "q1", "question": "A?", "evidence": [{"doc": "battery.md", "page": "2"}]}\n',
+      ":1: evidence[0].page: Input should be a valid integer")],
 )
-def test_bad_qa_files_name_file_and_line(indexed, monkeypatch, tmp_path, content, needle):
+@pytest.mark.parametrize("command", [("eval", "retrieval"), ("eval", "answers"), ("train", "reranker"),
+                                     ("train", "retriever")])
+def test_bad_qa_files_name_file_and_line(indexed, monkeypatch, tmp_path, content, needle, command):
     qa = tmp_path / "qa.jsonl"
     qa.write_text(content, encoding="utf-8")
-    one_line_error(cli(monkeypatch, indexed, "eval", "retrieval", "--qa", str(qa)), 1, str(qa), needle)
+    one_line_error(cli(monkeypatch, indexed, *command, "--qa", str(qa)), 1, str(qa), needle)
+
+
+def test_a_qa_file_without_evidence_has_no_retrieval_to_score(indexed, monkeypatch, tmp_path):
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text('{"id": "q1", "question": "What peak temperature?", "answer": "61 C"}\n', encoding="utf-8")
+    one_line_error(cli(monkeypatch, indexed, "eval", "retrieval", "--qa", str(qa)), 1, "has evidence")
+
+
+def test_bad_option_values_get_one_line(indexed, monkeypatch):
+    """Header field names that Chroma reads as operators, an output that is a folder, a --vary
+    value out of range: one line each, before any model is loaded."""
+    import rag.pipeline
+
+    def no_pipeline(*args, **kwargs):
+        raise AssertionError("the models were loaded for a bad option")
+
+    monkeypatch.setattr(rag.pipeline.RagPipeline, "__init__", no_pipeline)
+    for operator in ("$and", "$or", "$contains"):
+        one_line_error(cli(monkeypatch, indexed, "ask", BATTERY_Q, "--where", f"{operator}=1"), 2,
+                       f"filter '{operator}=1': a header field name cannot start with '$'")
+    for command in (("qa", "mine"), ("qa", "generate")):
+        one_line_error(cli(monkeypatch, indexed, *command, "--out", "/"), 2, "--out / is a folder")
+    from conftest import FIXTURES
+
+    line = one_line_error(cli(monkeypatch, indexed, "eval", "references", "--gold", str(FIXTURES / "references_gold.jsonl"),
+                              "--vary", "references.threshold=0.5,7"), 1)
+    assert line == "error: --vary references.threshold=7: references.threshold: Input should be less than or equal to 1"
+    # Every value is checked before the first variant ingests its corpus.
+    line = one_line_error(cli(monkeypatch, indexed, "eval", "retrieval", "--qa", str(FIXTURES / "qa.jsonl"), "--corpus",
+                              str(FIXTURES / "battery.md"), "--vary", "chunking.chunk_size=900,0"), 1)
+    assert line == "error: --vary chunking.chunk_size=0: chunking.chunk_size: Input should be greater than 0"
+    for limit in ("0", "-5"):  # 0 meant every chunk, -5 "ingest documents first"
+        result = cli(monkeypatch, indexed, "qa", "generate", "--limit", limit)
+        assert result.exit_code == 2 and f"Invalid value for '--limit': {limit} is not in the range x>=1" in result.output
 
 
 def test_report_on_a_folder_that_is_not_a_run(indexed, monkeypatch, tmp_path):
