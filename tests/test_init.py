@@ -97,25 +97,37 @@ def test_survey_of_manuals_proposes_text_pdfs_and_smaller_korean_chunks(tmp_path
 def test_init_writes_a_fork_that_ingests_with_the_proposed_fields(base_settings, monkeypatch, tmp_path):
     docs = report_decks(tmp_path / "docs")
     fork = tmp_path / "fork"
-    result = ragqa(monkeypatch, base_settings.models_dir, "init", str(fork), "--docs", str(docs))
+    shared = tmp_path / "shared-models"  # the prepared models every fork points at
+    shared.mkdir()
+    for model in (base_settings.gguf_path, base_settings.embedding_path, base_settings.embedding_onnx_path):
+        (shared / model.name).symlink_to(model)
+    result = ragqa(monkeypatch, shared, "init", str(fork), "--docs", str(docs))
     assert result.exit_code == 0, result.output
     assert "field 'Test Name' from the file name in 3 file(s)" in result.output
     settings = load_settings(fork / "ragqa.toml")
-    assert settings.storage_dir == fork / "storage" and settings.models_dir == base_settings.models_dir
+    assert settings.storage_dir == fork / "storage" and settings.models_dir == shared
     assert settings.prompt_file == fork / "prompts" / "answer.txt" and settings.prompt_file.is_file()
     assert (fork / "qa").is_dir()
 
-    assert ragqa(monkeypatch, base_settings.models_dir, "ingest", "--config", str(fork / "ragqa.toml"), str(docs)).exit_code == 0
+    assert ragqa(monkeypatch, shared, "ingest", "--config", str(fork / "ragqa.toml"), str(docs)).exit_code == 0
     metadata = {m["doc"]: m for m in collection(settings).get(include=["metadatas"])["metadatas"]}
     deck = metadata["SI-2025-02 report.pptx"]
     assert (deck["Test Name"], deck["Region"], deck["owner"]) == ("SI-2025-02", "Korea", "Jonas Weber")
     assert metadata["barrier.md"]["owner"] == "Luis Ortega" and metadata["barrier.md"]["Title"] == "Notes on the barrier"
 
+    # The ranker the fork trains is its own (README: storage/models), not written among the shared models.
+    assert ragqa(monkeypatch, shared, "qa", "mine", "--config", str(fork / "ragqa.toml")).exit_code == 0
+    trained = ragqa(monkeypatch, shared, "train", "reranker", "--config", str(fork / "ragqa.toml"),
+                    "--qa", str(fork / "storage" / "qa" / "mined.jsonl"))
+    assert trained.exit_code == 0, trained.output
+    assert trained.stdout.strip().splitlines()[-1] == str(fork / "storage" / "models" / "ranker.json")
+    assert (fork / "storage" / "models" / "ranker.json").is_file() and not (shared / "ranker.json").exists()
+
     # A second init keeps the fork: refused without --force, and --force keeps edited prompts.
     (fork / "prompts" / "answer.txt").write_text("edited {context} {question} {refusal} {language}", encoding="utf-8")
-    again = ragqa(monkeypatch, base_settings.models_dir, "init", str(fork), "--docs", str(docs))
+    again = ragqa(monkeypatch, shared, "init", str(fork), "--docs", str(docs))
     assert again.exit_code == 1 and "--force" in again.output
-    forced = ragqa(monkeypatch, base_settings.models_dir, "init", str(fork), "--docs", str(docs), "--force")
+    forced = ragqa(monkeypatch, shared, "init", str(fork), "--docs", str(docs), "--force")
     assert forced.exit_code == 0 and (fork / "prompts" / "answer.txt").read_text().startswith("edited")
 
 
