@@ -16,11 +16,15 @@ structure plus page anchors maximise traceability):
 A page without a text layer (a scan) is OCRed (`ingestion/ocr.py`, `ingest.ocr`) in every
 strategy: its paragraphs keep their page anchor and are marked as OCR.
 
-JSON and plain text are read here; Docling has no reader for arbitrary JSON.
+JSON and plain text are read here; Docling has no reader for arbitrary JSON. Text files, HTML
+included, are decoded here (`ingestion/encoding.py`), Office files checked for encryption first
+(`ingestion/office.py`). Docling's inline runs (bold, links) are joined into their paragraph's
+line (`ingestion/inline.py`). A document whose text is over `ingest.max_text_chars` is refused.
 """
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import logging
@@ -34,7 +38,10 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
+from ingestion.encoding import decode, declared_charset
+from ingestion.errors import DocumentLoadError
 from ingestion.headers import front_matter
+from ingestion.inline import InlineJoiner
 from ingestion.ocr import OcrUnavailable, check_languages, read_image, render_page
 from rag.settings import IngestSettings
 
@@ -49,11 +56,9 @@ DOCLING_SUFFIXES = {
 }
 OWN_SUFFIXES = {".txt": "txt", ".json": "json"}
 SUPPORTED_SUFFIXES = set(DOCLING_SUFFIXES) | set(OWN_SUFFIXES)
-TEXT_FORMATS = {"md", "csv"}  # decoded by us first; Docling sniffs HTML charsets itself
-
-
-class DocumentLoadError(ValueError):
-    """The file cannot be ingested; the message says why, in one line."""
+TEXT_FORMATS = {"md", "csv", "html"}  # decoded here, then handed to Docling as UTF-8
+OFFICE_FORMATS = {"docx", "pptx", "xlsx"}
+__all__ = ["DocumentLoadError"]  # raised here, defined in ingestion/errors.py for the modules this one uses
 
 
 @dataclass
@@ -76,6 +81,7 @@ class ConvertedDocument:
     blocks: list[Block]
     fields: dict[str, Any] = field(default_factory=dict)  # front matter or file metadata
     markdown: str = ""
+    warnings: list[str] = field(default_factory=list)  # what was indexed, but not as the file means it
 
     def __post_init__(self) -> None:
         self.blocks = [b for b in self.blocks if b.text.strip()]
@@ -122,25 +128,20 @@ def convert(path: Path, doc_id: str, cfg: IngestSettings) -> ConvertedDocument:
         document = _docling_other(path, doc_id, fmt, cfg)
     if not document.blocks:
         raise DocumentLoadError("no text could be extracted")
+    check_text_size(len(document.markdown), cfg)
+    for warning in document.warnings:
+        logger.warning("%s: %s", path.name, warning)
     return document
 
 
-def decode(raw: bytes) -> str:
-    """UTF-8 (with or without BOM) or UTF-16 with BOM; anything else is refused with a hint,
-    because a guessed encoding would index garbled text without anyone noticing."""
-    try:
-        text = raw.decode("utf-16" if raw.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig")
-    except UnicodeDecodeError as error:
-        from charset_normalizer import from_bytes
-
-        guess = from_bytes(raw[:65536]).best()
-        hint = f" (looks like {guess.encoding})" if guess else ""
+def check_text_size(chars: int, cfg: IngestSettings) -> None:
+    """Refuse a document too long to index as one: chunking is linear, but its embedding would
+    hold the store's writer for many minutes (docs/BENCHMARKS.md, "Chunking scale")."""
+    if chars > cfg.max_text_chars:
         raise DocumentLoadError(
-            f"not UTF-8 text{hint}, invalid byte at offset {error.start}: save it as UTF-8"
-        ) from error
-    if "\x00" in text:
-        raise DocumentLoadError("binary content in a text file")
-    return text
+            f"{chars:,} characters of text, over the limit of {cfg.max_text_chars:,} for one document "
+            "(ingest.max_text_chars): split the file into smaller ones"
+        )
 
 
 # ------------------------------------------------------------------------ own readers
@@ -211,25 +212,64 @@ def _docling_other(path: Path, doc_id: str, fmt: str, cfg: IngestSettings) -> Co
 
     from ingestion.figures import PictureReader  # imported here: figures imports this module
 
+    from ingestion.office import check_package, uncached_formulas
+
     fields: dict[str, Any] = {}
     source: Any = path
     sheet_names: list[str] = []
+    written = ""  # the text as written, where the runs of a paragraph are looked up
+    warnings: list[str] = []
     if fmt in TEXT_FORMATS:
-        text = decode(path.read_bytes())
+        raw = path.read_bytes()
+        text = decode(raw, declared_charset(raw) if fmt == "html" else None)
+        # Before Docling spends minutes on it; a page's text is what its tags leave.
+        check_text_size(len(_HTML_NOT_TEXT.sub("", text)) if fmt == "html" else len(text), cfg)
         if fmt == "md":
             fields, text = front_matter(text)
-            text = keep_inline_html(text)
-        if fmt == "csv":
+            written, text = text, keep_inline_html(text)
+        elif fmt == "csv":
             _check_cells(_csv_cells(text), cfg)
-        source = DocumentStream(name=path.name, stream=io.BytesIO(text.encode("utf-8")))
-    elif fmt == "xlsx":
-        sheet_names, cells = _xlsx_sheets(path)
-        _check_cells(cells, cfg)
-    elif fmt == "html":
-        fields = _html_title(path)
+        else:
+            fields, written = _html_title(text), html.unescape(text)
+        # Named by the format, not the file: Docling takes a name starting with "." ("....x.md",
+        # ".notes.md") for one without an extension and refuses it. The UTF-8 byte-order mark
+        # outranks a page's own <meta charset> in the HTML parser (the text is decoded already).
+        data = (b"\xef\xbb\xbf" if fmt == "html" else b"") + text.encode("utf-8")
+        source = DocumentStream(name=f"document.{fmt}", stream=io.BytesIO(data))
+    elif fmt in OFFICE_FORMATS:
+        check_package(path, fmt)
+        if fmt == "xlsx":
+            sheet_names, cells = _xlsx_sheets(path)
+            _check_cells(cells, cfg)
+            warnings += _formula_warning(uncached_formulas(path))
+        elif fmt == "docx":
+            written = _docx_runs(path)
     document = _run_docling(source, path, fmt, None)
-    blocks = docling_blocks(document, fmt, sheet_names, PictureReader.of(path, fmt, cfg))
-    return ConvertedDocument(doc_id, fmt, blocks, fields)
+    blocks = docling_blocks(document, fmt, sheet_names, PictureReader.of(path, fmt, cfg), written)
+    return ConvertedDocument(doc_id, fmt, blocks, fields, warnings=warnings)
+
+
+def _formula_warning(blank: dict[str, int]) -> list[str]:
+    if not blank:
+        return []
+    sheets = ", ".join(f"'{sheet}': {count}" for sheet, count in blank.items())
+    return [f"{sum(blank.values())} formula cells without a computed value (sheet {sheets}) are indexed blank: "
+            "the program that wrote the file did not calculate them; open and save it in Excel or LibreOffice"]
+
+
+_DOCX_TEXT = re.compile(r"<w:t(?:\s[^>]*)?>([^<]*)</w:t>|<w:(?:tab|br|cr)\b[^>]*/>|</w:p>")
+
+
+def _docx_runs(path: Path) -> str:
+    """The text of a DOCX's runs as written, whitespace included, paragraphs on lines of their own."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as package:
+            xml = package.read("word/document.xml").decode("utf-8", errors="replace")
+    except (zipfile.BadZipFile, KeyError):  # Docling says what is wrong with the file
+        return ""
+    return html.unescape("".join(m.group(1) if m.group(1) is not None else " " for m in _DOCX_TEXT.finditer(xml)))
 
 
 def _check_cells(cells: int, cfg: IngestSettings) -> None:
@@ -270,16 +310,13 @@ def _xlsx_sheets(path: Path) -> tuple[list[str], int]:
 
 
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_NOT_TEXT = re.compile(r"<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
 
 
-def _html_title(path: Path) -> dict[str, str]:
+def _html_title(page: str) -> dict[str, str]:
     """The page's <title>: generated sites (Sphinx, wikis) put navigation headings such as
     "Table of Contents" before the page's own, so the first heading is no title."""
-    import html
-
-    with path.open("rb") as handle:
-        head = handle.read(65536).decode("utf-8", errors="replace")
-    match = _HTML_TITLE.search(head)
+    match = _HTML_TITLE.search(page[:65536])
     title = " ".join(html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).split()) if match else ""
     return {"Title": title} if title else {}
 
@@ -342,20 +379,52 @@ def _heading(text: str) -> str:
 
 
 def docling_blocks(
-    document, fmt: str, sheet_names: list[str] = (), pictures: PictureReader | None = None
+    document, fmt: str, sheet_names: list[str] = (), pictures: PictureReader | None = None, written: str = ""
 ) -> list[Block]:
     """Walk a DoclingDocument in reading order, keeping the section path and locations; charts
-    and pictures become blocks through `ingestion.figures` (without `pictures`: no alt text, no OCR)."""
-    from docling_core.types.doc import ListItem, PictureItem, SectionHeaderItem, TableItem, TextItem, TitleItem
+    and pictures become blocks through `ingestion.figures` (without `pictures`: no alt text, no OCR).
+    An inline group (a paragraph, heading or list item with bold or links) is one block, its runs
+    joined as `written` (the file's text) spaces them (`ingestion/inline.py`)."""
+    from docling_core.types.doc import (
+        GroupItem, InlineGroup, ListItem, PictureItem, SectionHeaderItem, TableItem, TextItem, TitleItem,
+    )
 
     from ingestion.figures import PictureReader, figure_block, picture_captions  # figures imports this module
 
     pictures = pictures or PictureReader()
     captions = picture_captions(document)
+    joiner = InlineJoiner(written)
     blocks: list[Block] = []
     path: list[str] = []
-    for item, _level in document.iterate_items():
-        prov = getattr(item, "prov", None) or []
+    inside: int | None = None  # the level of the table or inline group whose items are being passed over
+    taken: set[str] = set()  # inline groups read as their heading's or list item's text
+
+    def runs(group) -> list[str]:
+        return [getattr(run, "text", "") for run, _ in document.iterate_items(root=group)]
+
+    def own_text(item) -> str:
+        """An item's text, or when Docling gave it none, its inline group's runs."""
+        if getattr(item, "text", ""):
+            joiner.advance(item.text)
+            return item.text
+        groups = [group for group in (child.resolve(document) for child in item.children) if isinstance(group, InlineGroup)]
+        taken.update(group.self_ref for group in groups[:1])
+        return joiner.join(runs(groups[0])) if groups else ""
+
+    for item, level in document.iterate_items(with_groups=True):
+        if inside is not None and level > inside:
+            continue  # a table's cells are in its Markdown, an inline group's runs in its line
+        inside = None
+        if isinstance(item, InlineGroup):
+            inside = level
+            if item.self_ref in taken:
+                continue  # read with its heading or list item
+            text = joiner.join(runs(item))
+            prov = next((run.prov for run, _ in document.iterate_items(root=item) if getattr(run, "prov", None)), [])
+        elif isinstance(item, GroupItem):
+            continue
+        else:
+            text, prov = own_text(item), getattr(item, "prov", None) or []
         number = prov[0].page_no if prov else None
         location = {"slide": number} if fmt == "pptx" else {"page": number if fmt == "pdf" else None}
         if fmt == "xlsx" and number and number <= len(sheet_names):
@@ -365,23 +434,24 @@ def docling_blocks(
         if item.self_ref in captions:
             continue  # in its picture's block
         if isinstance(item, TitleItem) or (isinstance(item, SectionHeaderItem) and fmt == "pptx"):
-            path = [_heading(item.text)]
+            path = [_heading(text)]
             blocks.append(Block(f"# {path[-1]}", "title", section=tuple(path), **location))
         elif isinstance(item, SectionHeaderItem):
             depth = max(1, item.level)
             title_offset = 1 if blocks and blocks[0].kind == "title" else 0
-            path = path[: depth - 1 + title_offset] + [_heading(item.text)]
+            path = path[: depth - 1 + title_offset] + [_heading(text)]
             blocks.append(Block(f"{'#' * (depth + 1)} {path[-1]}", "heading", section=tuple(path), **location))
         elif isinstance(item, TableItem):
+            inside = level
             table = compact_table(item.export_to_markdown(document))
             blocks.append(Block(table, "table", section=tuple(path), table_id=item.self_ref, **location))
         elif isinstance(item, PictureItem):
             figure = figure_block(item, document, pictures, tuple(path), **location)
             blocks.extend([figure] if figure else [])
         elif isinstance(item, ListItem):
-            blocks.append(Block(f"- {item.text}", "list", section=tuple(path), **location))
-        elif isinstance(item, TextItem):
-            blocks.append(Block(item.text, "text", section=tuple(path), **location))
+            blocks.append(Block(f"- {text}", "list", section=tuple(path), **location))
+        elif isinstance(item, (TextItem, InlineGroup)):
+            blocks.append(Block(text, "text", section=tuple(path), **location))
     return blocks
 
 

@@ -174,6 +174,10 @@ class IngestSettings(Section):
     max_table_cells: int = Field(
         1_000_000, ge=1, description="A CSV/XLSX with more cells (rows x columns) is refused (Docling's table limit)."
     )
+    max_text_chars: int = Field(
+        10_000_000, ge=1, description="A document with more characters of text is refused (its embedding would "
+        "hold the store's writer for many minutes: split it)."
+    )
     workers: int = Field(
         -1, ge=-1, description="Conversion processes beside the one that embeds; -1: one per core beyond two; 0: none."
     )

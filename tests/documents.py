@@ -120,3 +120,35 @@ def all_formats(folder: Path) -> dict[str, Path]:
         "html": guide_html(folder / "guide.html"),
         "txt": folder / "korean.txt",
     }
+
+
+def encrypted_office(path: Path) -> Path:
+    """An Office file saved with a password, as Office writes one (MS-OFFCRYPTO): no ZIP but an
+    OLE2 compound file whose streams are `EncryptionInfo` and `EncryptedPackage` (their contents
+    here random, the container real: 512-byte sectors, one FAT sector, one directory sector)."""
+    import os
+    import struct
+
+    end, free, fat_sector = 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFD
+    streams = [("EncryptionInfo", os.urandom(4096)), ("EncryptedPackage", os.urandom(8192))]
+    fat, data, first = [fat_sector, end], b"", []  # sector 0: the FAT, 1: the directory
+    for _name, content in streams:
+        first.append(len(fat))
+        count = len(content) // 512
+        fat += [len(fat) + i + 1 for i in range(count - 1)] + [end]
+        data += content
+    fat += [free] * (128 - len(fat))
+
+    def entry(name: str, kind: int, child: int, right: int, start: int, size: int) -> bytes:
+        encoded = name.encode("utf-16-le") + b"\0\0"
+        return (encoded.ljust(64, b"\0") + struct.pack("<HBB", len(encoded), kind, 1)
+                + struct.pack("<III", free, right, child) + bytes(16 + 4 + 16) + struct.pack("<IQ", start, size))
+
+    directory = (entry("Root Entry", 5, 1, free, end, 0)
+                 + entry(streams[0][0], 2, free, 2, first[0], len(streams[0][1]))
+                 + entry(streams[1][0], 2, free, free, first[1], len(streams[1][1]))).ljust(512, b"\0")
+    header = (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(16) + struct.pack("<HHHHH", 0x3E, 3, 0xFFFE, 9, 6)
+              + bytes(6) + struct.pack("<IIIIIIIII", 0, 1, 1, 0, 4096, end, 0, end, 0)
+              + struct.pack("<I", 0) + struct.pack("<108I", *[free] * 108))
+    path.write_bytes(header + struct.pack("<128I", *fat) + directory + data)
+    return path
