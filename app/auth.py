@@ -11,6 +11,13 @@ import secrets
 
 _ITERATIONS = 240_000
 _SCHEME = "pbkdf2_sha256"
+MIN_PASSWORD = 12  # characters; with the login lockout (app/server.py) out of reach of guessing
+
+
+def check_new_password(password: str) -> None:
+    """Raise ValueError, in one line, for a password too short to be given a hash."""
+    if len(password) < MIN_PASSWORD:
+        raise ValueError(f"the password has {len(password)} characters; use at least {MIN_PASSWORD}")
 
 
 def hash_password(password: str, salt: bytes | None = None, iterations: int = _ITERATIONS) -> str:

@@ -234,10 +234,15 @@ def embed_server(
 
 @app.command("hash-password")
 def hash_password_command() -> None:
-    """Print a password hash for the ui.users setting (the password is read without echo)."""
-    from app.auth import hash_password
+    """Print a password hash for the ui.users setting (the password, of at least 12 characters,
+    is read without echo)."""
+    from app.auth import check_new_password, hash_password
 
     password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        check_new_password(password)
+    except ValueError as error:
+        fail(error, code=2)
     typer.echo(hash_password(password))
 
 
