@@ -9,12 +9,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from app.cli_common import ConfigOption, fail, settings_from
+from app.cli_common import Commands, ConfigOption, PortRange, check_port, fail, say_config, settings_from, writable_file
 from app.eval_cli import eval_app, report
 from app.init_cli import init
 from app.train_cli import qa_app, train_app
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Reference-aligned QA over your documents, offline.")
+app = typer.Typer(cls=Commands, add_completion=False, no_args_is_help=True, help="Reference-aligned QA over your documents, offline.")
 app.add_typer(eval_app, name="eval")
 app.add_typer(qa_app, name="qa")
 app.add_typer(train_app, name="train")
@@ -87,14 +87,23 @@ def remove(
 
 @app.command()
 def documents(config: ConfigOption = None) -> None:
-    """List the indexed documents: id, chunks, when indexed, and the file."""
+    """List the indexed documents, tab-separated: id, chunks, when indexed, and the file (a tab,
+    line break or backslash in an id or file name is written \\t, \\n, \\\\). The config in
+    force is named on stderr."""
     from ingestion.pipeline import indexed_documents
 
-    rows = indexed_documents(settings_from(config))
+    settings = settings_from(config)
+    say_config(settings)
+    rows = indexed_documents(settings)
     for row in rows:
-        typer.echo(f"{row.doc}\t{row.chunks} chunks\t{row.indexed or '-'}\t{row.source}")
+        typer.echo(f"{_tsv(row.doc)}\t{row.chunks} chunks\t{row.indexed or '-'}\t{_tsv(row.source)}")
     if not rows:
         typer.echo("no documents are indexed yet: run `ragqa ingest PATH` first")
+
+
+def _tsv(field: str) -> str:
+    """A TSV field: a tab or line break in an id or path would split its row."""
+    return field.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
 DocOption = Annotated[
@@ -184,11 +193,12 @@ def chat(doc: DocOption = None, where: WhereOption = None, config: ConfigOption 
 
 @app.command()
 def serve(
-    port: Annotated[Optional[int], typer.Option(help="Port (default: ui.port, 7860).")] = None,
+    port: Annotated[Optional[int], typer.Option(help="Port (default: ui.port, 7860).", **PortRange)] = None,
     host: Annotated[Optional[str], typer.Option(help="Address to bind (default: ui.host, 127.0.0.1).")] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Start the UI (on 127.0.0.1 unless configured; with a login when ui.users is set)."""
+    """Start the UI (on 127.0.0.1 unless configured; with a login when ui.users is set). The
+    config in force is named on stderr."""
     from app.ui import launch
 
     settings = settings_from(config)
@@ -196,12 +206,15 @@ def serve(
         settings.ui.user_hashes()
     except ValueError as error:
         fail(error, code=2)
+    host, port = host or settings.ui.host, port or settings.ui.port
+    check_port(host, port)
+    say_config(settings)
     launch(settings, port=port, host=host)
 
 
 @app.command("embed-server")
 def embed_server(
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 7997,
+    port: Annotated[int, typer.Option(help="Port to listen on.", **PortRange)] = 7997,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     backend: Annotated[
         Optional[str], typer.Option(help="torch or onnx (default: embedding.backend; onnx when that is server).")
@@ -214,9 +227,11 @@ def embed_server(
     from tokenizers import Tokenizer
 
     from app.embed_server import build_app
+    from rag.embeddings import OnnxEmbedding
     from rag.models import ModelNotPreparedError, build_embedding
 
     settings = settings_from(config)
+    check_port(host, port)
     local = backend or (settings.embedding.backend if settings.embedding.backend != "server" else "onnx")
     if local not in ("torch", "onnx"):
         fail(ValueError(f"--backend {local!r}: the server embeds with torch or onnx"), code=2)
@@ -228,6 +243,8 @@ def embed_server(
     except ModelNotPreparedError as error:
         fail(error)
     tokenizer = Tokenizer.from_file(str(settings.embedding_path / "tokenizer.json"))
+    # Count the tokens the model reads: the embedder truncates to its window.
+    tokenizer.enable_truncation(embedding.max_tokens if isinstance(embedding, OnnxEmbedding) else embedding.max_length)
     served = build_app(embedding, settings.embedding.model, lambda text: len(tokenizer.encode(text).ids))
     uvicorn.run(served, host=host, port=port, log_level="warning")
 
@@ -262,7 +279,7 @@ def feedback_export(
 
     if rating not in ("up", "down", "all"):
         fail(ValueError(f"--rating is up, down or all, not {rating!r}"), code=2)
-    count = export(FeedbackLog.of(settings_from(config)), out, rating)
+    count = export(FeedbackLog.of(settings_from(config)), writable_file(out, "OUT"), rating)
     typer.echo(f"{count} rated question{'' if count == 1 else 's'} written to {out}")
 
 

@@ -88,6 +88,15 @@ class EmbeddingServerError(RuntimeError):
     """The embedding server did not answer; the message names its URL."""
 
 
+def _refused(error: BaseException | None) -> bool:
+    """Whether the client's error comes from a refused connection (nothing listens there)."""
+    while error is not None:
+        if isinstance(error, ConnectionRefusedError):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
 class ServerEmbedding(OpenAILikeEmbedding):
     """OpenAILikeEmbedding that adds the query and passage prefixes, retries only in
     LlamaIndex's retry loop (`max_retries` attempts in all, not that times the client's own
@@ -108,6 +117,11 @@ class ServerEmbedding(OpenAILikeEmbedding):
         try:
             yield
         except (openai.APIConnectionError, openai.APITimeoutError) as error:
+            if _refused(error):
+                raise EmbeddingServerError(
+                    f"the embedding server refused the connection at {self.api_base}: is it running? "
+                    "(check [embedding] api_base)"
+                ) from error
             raise EmbeddingServerError(
                 f"the embedding server at {self.api_base} did not answer within {self.timeout:g} s "
                 f"({self.max_retries} attempts): {error}; check [embedding] api_base"

@@ -187,14 +187,74 @@ def test_documents_are_listed_and_removed(base_settings, monkeypatch, tmp_path):
     from conftest import FIXTURES
 
     settings = fresh_settings(base_settings, tmp_path / "storage")
-    assert cli(monkeypatch, settings, "ingest", str(FIXTURES / "battery.md"), str(FIXTURES / "cafeteria.md")).exit_code == 0
-    listed = cli(monkeypatch, settings, "documents").output.splitlines()
-    assert [line.split("\t")[0] for line in listed] == ["battery.md", "cafeteria.md"]
+    odd = tmp_path / "docs" / "tab\there\nand a line.md"  # a TSV row of its own all the same
+    odd.parent.mkdir()
+    odd.write_text("# Odd\n\nA name with a tab and a line break.", encoding="utf-8")
+    assert cli(monkeypatch, settings, "ingest", str(FIXTURES / "battery.md"), str(FIXTURES / "cafeteria.md"),
+               str(odd)).exit_code == 0
+    listed = cli(monkeypatch, settings, "documents").stdout.splitlines()
+    assert [line.split("\t")[0] for line in listed] == ["battery.md", "cafeteria.md", "tab\\there\\nand a line.md"]
+    assert all(len(line.split("\t")) == 4 for line in listed)
     assert listed[0].split("\t")[3] == str(FIXTURES / "battery.md")
-    removed = cli(monkeypatch, settings, "remove", "battery.md", "nothing.md")
+    assert listed[2].split("\t")[3] == str(odd).replace("\t", "\\t").replace("\n", "\\n")
+    removed = cli(monkeypatch, settings, "remove", "battery.md", odd.name, "nothing.md")
     assert removed.exit_code == 1 and "removed battery.md" in removed.output
     assert "error: not indexed: nothing.md" in removed.output
-    assert [line.split("\t")[0] for line in cli(monkeypatch, settings, "documents").output.splitlines()] == ["cafeteria.md"]
+    assert [line.split("\t")[0] for line in cli(monkeypatch, settings, "documents").stdout.splitlines()] == ["cafeteria.md"]
+
+
+def test_the_config_in_the_working_folder_is_in_force_and_named(base_settings, monkeypatch, tmp_path):
+    """In a fork's folder its own ragqa.toml is used, a broken one reported rather than passed
+    over for the shipped one; `documents` names the config in force on stderr."""
+    fork = tmp_path / "fork"
+    fork.mkdir()
+    for name in ("RAGQA_STORAGE_DIR", "RAGQA_MODELS_DIR", "RAGQA_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(fork)
+    own = fork.resolve() / "ragqa.toml"
+    own.write_text("[retrieval]\ntop_k = 0\n", encoding="utf-8")
+    one_line_error(CliRunner().invoke(app, ["documents"]), 2, str(own), "retrieval.top_k")
+    own.write_text('storage_dir = "state"\n', encoding="utf-8")
+    listed = CliRunner().invoke(app, ["documents"])
+    assert listed.exit_code == 0 and listed.stderr == f"config: {own}\n"
+    assert listed.stdout.startswith("no documents are indexed yet")
+    other = tmp_path / "other.toml"
+    other.write_text('storage_dir = "other-state"\n', encoding="utf-8")
+    monkeypatch.setenv("RAGQA_CONFIG", str(other))
+    assert CliRunner().invoke(app, ["documents"]).stderr == f"config: {other}\n"
+
+
+def test_a_port_the_servers_cannot_use_is_one_line(indexed, monkeypatch):
+    """A port out of range, or in use, before any model is loaded (Gradio answered a port in use
+    with its advice about GRADIO_SERVER_PORT, uvicorn with a traceback)."""
+    import socket
+
+    import rag.pipeline
+
+    def no_pipeline(*args, **kwargs):
+        raise AssertionError("the models were loaded for a port that cannot be used")
+
+    monkeypatch.setattr(rag.pipeline.RagPipeline, "__init__", no_pipeline)
+    for command in ("serve", "embed-server"):
+        result = cli(monkeypatch, indexed, command, "--port", "99999")
+        assert result.exit_code == 2 and "Invalid value for '--port': 99999 is not in the range 1<=x<=65535" in result.output
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for command in ("serve", "embed-server"):
+            one_line_error(cli(monkeypatch, indexed, command, "--port", str(port)), 1,
+                           f"port {port} on 127.0.0.1 is in use")
+
+
+def test_an_embedding_server_that_refuses_the_connection_is_named(indexed, monkeypatch):
+    from conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    for key, value in (("BACKEND", "server"), ("API_BASE", url), ("MAX_RETRIES", "1")):  # one attempt: no retry log
+        monkeypatch.setenv(f"RAGQA_EMBEDDING__{key}", value)
+    one_line_error(cli(monkeypatch, indexed, "ask", BATTERY_Q), 1,
+                   f"error: the embedding server refused the connection at {url}: is it running?")
 
 
 def fork_config(folder, monkeypatch, text: str):

@@ -189,12 +189,59 @@ def test_server_embedding_backend_gives_the_local_vectors(base_settings, embeddi
     assert np.einsum("ij,ij->i", queries, np.asarray(local._embed(texts, prompt_name="query"))).min() > 0.999
 
 
+def _post(url: str, body: dict) -> tuple[int, dict]:
+    import json
+    import urllib.error
+
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def test_embedding_server_counts_what_it_embeds_and_refuses_what_it_cannot_serve(base_settings, embedding_server):
+    """usage counts the tokens embedded (an input is cut to the model's window, as locally);
+    `dimensions` other than the model's, too many or too long inputs, a malformed body or
+    another model get OpenAI's error body, at once."""
+    from tokenizers import Tokenizer
+
+    from app.embed_server import MAX_INPUT_CHARS, MAX_INPUTS
+    from rag.prepare import E5_MAX_TOKENS
+
+    url, model = embedding_server["api_base"] + "/embeddings", base_settings.embedding.model
+    tokenizer = Tokenizer.from_file(str(base_settings.embedding_path / "tokenizer.json"))
+    short, long = "The crash test ran at 56 km/h.", "The crash test ran at 56 km/h. " * 400  # 3,600 tokens
+    status, body = _post(url, {"model": model, "input": [short, long]})
+    assert status == 200, body
+    window = len(tokenizer.encode(long).ids[:E5_MAX_TOKENS])
+    assert body["usage"]["prompt_tokens"] == len(tokenizer.encode(short).ids) + window < len(tokenizer.encode(long).ids)
+    size = len(body["data"][0]["embedding"])
+    assert _post(url, {"model": model, "input": short, "dimensions": size})[0] == 200  # the model's own: honoured
+
+    def refused(request: dict, status: int, param: str | None, needle: str) -> None:
+        started = time.monotonic()
+        got, body = _post(url, {"model": model} | request)
+        assert got == status and set(body) == {"error"}, body
+        assert body["error"]["type"] == "invalid_request_error" and body["error"]["param"] == param, body
+        assert needle in body["error"]["message"], body
+        assert time.monotonic() - started < 10  # refused before embedding anything
+
+    refused({"input": short, "dimensions": 128}, 400, "dimensions", f"have {size} dimensions")
+    refused({"input": ["a text"] * (MAX_INPUTS + 1)}, 413, "input", f"at most {MAX_INPUTS}")
+    refused({"input": [short, "x" * 1_000_000]}, 400, "input", f"input 1 has 1,000,000 characters; at most {MAX_INPUT_CHARS:,}")
+    refused({"input": []}, 400, "input", "input is empty")
+    refused({"input": 5}, 400, "input", "input")
+    refused({"model": "other", "input": short}, 404, "model", "is not served here")
+
+
 def test_dead_embedding_server_is_named_within_the_timeout(base_settings):
     from rag.embeddings import EmbeddingServerError
 
     url = f"http://127.0.0.1:{free_port()}/v1"
     remote = _embedder(base_settings, backend="server", api_base=url, timeout_s=5.0, max_retries=2)
     start = time.monotonic()
-    with pytest.raises(EmbeddingServerError, match=url.replace(".", r"\.")):
+    with pytest.raises(EmbeddingServerError, match="refused the connection at " + url.replace(".", r"\.")):
         remote.get_query_embedding("Anyone there?")
     assert time.monotonic() - start < 5.0
