@@ -40,6 +40,10 @@ _DONE = object()
 _CSS = """
 .evidence-text { white-space: pre-wrap; font-size: 0.92em; }
 .evidence-text mark { background: #ffd966; padding: 0 1px; }
+#question:has(textarea:disabled)::after {
+  content: "Writing the answer: ask your next question when it is done, or press the stop button (■) to stop it.";
+  display: block; padding: 2px 10px 4px; font-size: 0.85em; color: #555;
+}
 """
 
 
@@ -166,7 +170,7 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
         if doc_id in report.replaced:
             lines.append(f"- **{escape(target.name, True)}** replaced the earlier upload of the same name")
         elif doc_id != target.name:
-            lines.append(f"- **{escape(target.name, True)}** is indexed as `{doc_id}`: another document "
+            lines.append(f"- **{escape(target.name, True)}** is indexed as **{escape(doc_id, True)}**: another document "
                          "of that name is already indexed and was kept")
     lines += [f"- **{escape(Path(f['file']).name, True)}**: {escape(f['reason'], True)}" for f in report.failed]
     return "\n\n".join(lines + refused)
@@ -253,16 +257,18 @@ def reference_chips(answer: dict | None) -> dict:
     return gr.update(choices=choices, value=None)
 
 
+NO_EVIDENCE = "<p>Choose a reference to see its evidence.</p>"
+
+
 def show_evidence(settings: Settings, answer: dict | None, chip: str | None) -> tuple[str, dict]:
     """The evidence view for a chip ('segment:ref')."""
     if not answer or not chip:
-        return "<p>Choose a reference to see its evidence.</p>", gr.update(value=None, visible=False)
+        return NO_EVIDENCE, gr.update(value=None, visible=False)
     index, ref = (int(part) for part in chip.split(":"))
     source = next(s for s in answer["sources"] if s["ref"] == ref)
     segment = answer["segments"][index]["text"]
     view = evidence(settings, source, segment)
-    caption = f"{source['doc']}, p. {view.page}" if view.image is not None else None
-    return view.html, gr.update(value=view.image, visible=view.image is not None, label=caption)
+    return view.html, gr.update(value=view.image, visible=view.image is not None)
 
 
 def replace_last_reply(history: list, answer: dict) -> list:
@@ -290,7 +296,11 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
             removed = remove(list(docs), settings)
         except StoreBusyError as error:
             return (f"Nothing was deleted: {escape(str(error), True)}.", *_documents_update(settings))
-        return (f"Deleted {len(removed)}: " + ", ".join(f"`{escape(d, True)}`" for d in removed), *_documents_update(settings))
+        # Ids as text, not code spans: an escaped name in backticks would show its escapes.
+        lines = [f"Deleted {len(removed)}: " + ", ".join(f"**{escape(d, True)}**" for d in removed)]
+        if missing := [d for d in docs if d not in removed]:  # a script may name any id (gradio_client)
+            lines.append("Not indexed, so not deleted: " + ", ".join(f"**{escape(d, True)}**" for d in missing))
+        return ("\n\n".join(lines), *_documents_update(settings))
 
     def rematch(threshold: float, answer: dict | None, history: list) -> tuple:
         if not answer:
@@ -306,13 +316,21 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
             return f"Thank you: feedback ({'helpful' if rating == 'up' else 'not helpful'}) saved.", ""
         return handler
 
+    def forget(note: str = "") -> tuple:
+        """Clear, undo or stop: the latest answer is gone, and its panels and rating with it."""
+        return None, note, reference_chips(None), NO_EVIDENCE, gr.update(value=None, visible=False), None, ""
+
     fields = ", ".join(settings.headers.fields[:2]) or "Region"
+    # The choices as the page is built, for scripts (gradio_client) that never load the page;
+    # ids indexed later are allowed too and checked by the handlers against the index.
+    indexed_ids = [row[0] for row in document_rows(settings)]
     with gr.Blocks(title="ragqa", analytics_enabled=False) as demo:
         last = gr.State(None)  # this session's latest answer (an Answer's dict)
         with gr.Tab("Ask"):
             sources = gr.Markdown(render=False, elem_id="sources")
             doc_choice = gr.Dropdown(
-                [], multiselect=True, label="Only these documents", info="Empty: all documents.", render=False,
+                indexed_ids, multiselect=True, label="Only these documents", info="Empty: all documents.", render=False,
+                allow_custom_value=True,
             )
             where = gr.Textbox(
                 label="Header filters", placeholder="FIELD=VALUE; FIELD=VALUE",
@@ -333,7 +351,7 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                         chat_handler(pipeline),
                         textbox=gr.Textbox(
                             placeholder="Ask a question about your documents", elem_id="question",
-                            show_label=False, submit_btn=True, scale=7,
+                            show_label=False, submit_btn=True, stop_btn=True, scale=7,
                         ),
                         additional_outputs=[sources, last],
                         additional_inputs=[doc_choice, where, threshold, top_n, top_k],
@@ -352,8 +370,9 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                     thanks = gr.Markdown(elem_id="feedback-status")
                 with gr.Column(scale=2):
                     chips = gr.Radio([], label="References of the latest answer", elem_id="chips")
-                    evidence_view = gr.HTML("<p>Choose a reference to see its evidence.</p>", elem_id="evidence")
-                    page = gr.Image(visible=False, interactive=False, elem_id="page-image", show_label=True)
+                    evidence_view = gr.HTML(NO_EVIDENCE, elem_id="evidence")
+                    # No label: Gradio draws it over the image's top; the evidence above names the page.
+                    page = gr.Image(visible=False, interactive=False, elem_id="page-image", show_label=False)
                     with gr.Accordion("Sources", open=True):
                         sources.render()
                     with gr.Accordion("Timings (ms)", open=False):
@@ -363,10 +382,12 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                             type="filepath", elem_id="upload")
             button = gr.Button("Add to the index", variant="primary")
             result = gr.Markdown(elem_id="ingest-report")
+            # Widths and wrapping: a 200-character file name must not push the other columns away.
             table = gr.Dataframe(headers=["document", "chunks", "indexed (UTC)", "file"], interactive=False,
-                                 elem_id="documents")
+                                 elem_id="documents", wrap=True, column_widths=["38%", "8%", "16%", "38%"])
             with gr.Row():
-                doomed = gr.Dropdown([], multiselect=True, label="Documents to delete", scale=4, elem_id="delete-choice")
+                doomed = gr.Dropdown(indexed_ids, multiselect=True, label="Documents to delete", scale=4,
+                                     elem_id="delete-choice", allow_custom_value=True)
                 remove = gr.Button("Delete from the index", variant="stop", scale=1)
             button.click(upload, inputs=files, outputs=[result, table, doomed, doc_choice])
             remove.click(delete, inputs=doomed, outputs=[result, table, doomed, doc_choice])
@@ -378,6 +399,11 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
         threshold.change(rematch, [threshold, last, chat.chatbot], [chat.chatbot, sources, last], trigger_mode="always_last")
         up.click(rate("up"), [last, comment], [thanks, comment])
         down.click(rate("down"), [last, comment], [thanks, comment])
+        panels = [last, sources, chips, evidence_view, page, timings, thanks]
+        chat.chatbot.clear(forget, outputs=panels, queue=False, api_visibility="private")
+        chat.chatbot.undo(forget, outputs=panels, queue=False, api_visibility="private")
+        chat.textbox.stop(lambda: forget("*Stopped: the answer was not finished, so nothing backs it.*"),
+                          outputs=panels, queue=False, api_visibility="private")
         # Every page load lists the documents indexed now, uploads since the start included.
         demo.load(lambda: _documents_update(settings), outputs=[table, doomed, doc_choice])
     return demo

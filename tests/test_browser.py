@@ -249,6 +249,8 @@ def test_a_chip_shows_the_evidence_and_the_cited_page(page):
     image = page.locator("#page-image img")
     image.wait_for()
     assert page.evaluate("img => img.naturalWidth", image.element_handle()) > 500
+    # No caption drawn over the page's top: the evidence above the image names the page.
+    assert not page.locator('#page-image [data-testid="block-label"]').is_visible()
     shot(page, "10-evidence")
 
 
@@ -366,3 +368,95 @@ def test_login_when_users_are_configured(browser, server, tmp_path):
         page.locator("#question textarea").wait_for(timeout=60_000)
         shot(page, "17-logged-in")
         page.close()
+
+
+LONG_Q = ("Describe the nail penetration test of the Orion battery pack in detail, step by step, "
+          "with every figure it reports.")
+
+
+def test_the_scripting_api_filters_and_deletes_documents_indexed_after_the_start(server, tmp_path):
+    """gradio_client never loads the page, so the documents' choices were those the page was
+    built with (none): `/chat` with a document list and `/delete` failed with "not in the list
+    of choices". A document uploaded after the start, by another client, is asked about and
+    deleted by name; an id that is not indexed is said so."""
+    from gradio_client import Client, handle_file
+
+    note = tmp_path / "paint-line.md"
+    note.write_text("# Paint line\n\nThe paint line PL-4 cures bumpers at 90 degrees Celsius.", encoding="utf-8")
+    report = Client(server["url"], verbose=False).predict([handle_file(str(note))], api_name="/upload")[0]
+    assert report.startswith("1 file: 1 indexed"), report
+    client = Client(server["url"], verbose=False)  # a session that never saw the upload's choices
+    chat, shown = client.predict("At what temperature does the paint line PL-4 cure bumpers?", ["paint-line.md"],
+                                 "", 0.5, 20, 5, api_name="/chat")
+    assert "90" in chat[0]["content"] and "refs:" in chat[0]["content"], chat
+    assert "paint" in shown and "battery" not in shown
+    message = client.predict(["paint-line.md", "nothing.md"], api_name="/delete")[0]
+    assert message.startswith("Deleted 1: ") and "paint" in message.split("\n")[0], message
+    assert "Not indexed, so not deleted: " in message and "nothing" in message.split("\n")[-1]
+
+
+def test_clear_forgets_the_latest_answer_and_its_panels(page):
+    """Clear left the chips, sources and evidence; Helpful still rated the cleared answer, and
+    moving the threshold brought it back into the empty chat."""
+    ask(page, BATTERY_Q)
+    page.locator("#chips label").first.click()
+    page.locator("#evidence mark").first.wait_for(timeout=30_000)
+    page.get_by_role("button", name="Clear", exact=True).first.click()
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"bot\"]').length === 0", timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('#sources').innerText.includes('battery')", timeout=30_000)
+    assert page.locator("#chips label").count() == 0
+    assert "Choose a reference" in page.locator("#evidence").inner_text()
+    page.locator("#thumbs-up").click()
+    page.locator("#feedback-status").get_by_text("Ask a question first").wait_for(timeout=30_000)
+    _set_threshold(page, 0.9)
+    page.wait_for_timeout(3000)  # a re-check would have drawn the old answer by now
+    shot(page, "18-cleared")
+    assert replies(page) == [] and page.locator('[data-testid="user"]').count() == 0
+
+
+def test_stop_ends_a_streaming_answer_and_the_locked_box_says_so(page):
+    """No stop button while an answer streamed, and questions typed meanwhile were dropped in a
+    locked box that said nothing: it says why it is locked, and stop ends the answer."""
+    box = page.locator("#question textarea")
+    box.fill(LONG_Q)
+    box.press("Enter")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"bot\"]').length > 0", timeout=WAIT_MS)
+    assert box.is_disabled()
+
+    def note() -> str:
+        return page.evaluate("() => getComputedStyle(document.querySelector('#question'), '::after').content")
+
+    assert "Writing the answer" in note() and "stop" in note()
+    shot(page, "19-stoppable")
+    page.locator('[data-testid="stop-button"]').click()
+    page.wait_for_function("() => !document.querySelector('#question textarea').disabled", timeout=30_000)
+    stopped = replies(page)[0]
+    page.wait_for_timeout(2000)
+    assert replies(page)[0] == stopped and "refs:" not in stopped  # nothing more was written
+    assert "Stopped" in sources(page) and note() == "none"
+    assert "61" in ask(page, BATTERY_Q)[-1]  # the model is free again
+
+
+def test_a_long_file_name_keeps_the_documents_columns_in_view_and_is_deleted_as_named(page, tmp_path):
+    """A 200-character file name pushed the Documents table's other columns out of view; the
+    delete message showed the name's escapes ("`xss-&lt;img`")."""
+    name = "R&D_[draft]_" + "crash-sled-calibration-" * 7 + "notes.md"
+    note = tmp_path / name
+    note.write_text("# Sled calibration\n\nThe crash sled CS-9 is calibrated every March.", encoding="utf-8")
+    page.get_by_role("tab", name="Documents").click()
+    page.locator('#upload input[type="file"]').set_input_files(str(note))
+    page.get_by_role("button", name="Add to the index").click()
+    table = page.locator("#documents")
+    table.get_by_text("crash-sled-calibration", exact=False).first.wait_for(timeout=WAIT_MS)
+    shot(page, "20-long-name")
+    frame = table.bounding_box()
+    for header in ("document", "chunks", "indexed (UTC)", "file"):
+        cell = table.get_by_role("columnheader", name=header).bounding_box()
+        assert cell["x"] + cell["width"] <= frame["x"] + frame["width"] + 1, f"column {header} is out of view"
+    page.get_by_label("Documents to delete").click()
+    page.get_by_role("option", name=name).click()
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="Delete from the index").click()
+    report = page.locator("#ingest-report")
+    report.get_by_text("Deleted 1").wait_for(timeout=60_000)
+    assert report.inner_text().strip() == f"Deleted 1: {name}"

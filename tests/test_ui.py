@@ -70,7 +70,9 @@ def test_upload_indexes_files_and_reports_failures(base_settings, tmp_path):
     upload = tmp_path / "guide.md"
     upload.write_text("# Guide\n\nThe workshop closes at six.", encoding="utf-8")
     message = index_uploads(settings, [str(upload)])
-    assert "**guide.md** is indexed as `uploads/guide.md`" in message
+    from app.render import escape
+
+    assert f"**{escape('guide.md', True)}** is indexed as **{escape('uploads/guide.md', True)}**" in message
     docs = {m["doc"] for m in collection(settings).get()["metadatas"]}
     assert {"guide.md", "uploads/guide.md"} <= docs
 
