@@ -33,6 +33,7 @@ MAX_SKEW = 3  # degrees: a page fed askew through a scanner is turned by a degre
 # Tesseract's orientation confidence: about 3.5 on a page of 11-point text, upright or turned,
 # under 1 where a picture holds too little text to tell.
 MIN_ORIENTATION_CONFIDENCE = 1.5
+UPRIGHT_CONFIDENCE = 85  # mean word confidence under which a page's orientation is checked
 SYLLABLE_GAP = 0.3  # of the line's median word height: a narrower gap beside Hangul is inside a word
 XHTML = "{http://www.w3.org/1999/xhtml}"  # Tesseract's hOCR namespace
 _TITLE_FIELD = {
@@ -91,7 +92,23 @@ def read_image(image, languages: Sequence[str], psm: int = PAGE_SEGMENTATION) ->
     if image.height < MIN_TEXT_HEIGHT:
         scale = min(MAX_UPSCALE, MIN_TEXT_HEIGHT / image.height)
         image = image.resize((round(image.width * scale), round(image.height * scale)))
-    image = _straightened(_upright(image))
+    paragraphs = _read(_straightened(image), languages, psm)
+    if _confident(paragraphs):
+        return paragraphs
+    # Little read, or read unsure: the page may be turned (a turned page reads as nothing or as
+    # letters of 70-80% confidence, an upright one at 95%), which is asked only then (it costs a
+    # Tesseract run).
+    turned = _upright(image)
+    return paragraphs if turned is image else _read(_straightened(turned), languages, psm)
+
+
+def _confident(paragraphs: list[OcrParagraph]) -> bool:
+    lines = [line for paragraph in paragraphs for line in paragraph.lines]
+    chars = sum(len(line.text) for line in lines)
+    return bool(chars) and sum(line.confidence * len(line.text) for line in lines) / chars >= UPRIGHT_CONFIDENCE
+
+
+def _read(image, languages: Sequence[str], psm: int) -> list[OcrParagraph]:
     png = io.BytesIO()
     image.save(png, "PNG")
     # One thread: Tesseract's OpenMP threads spin against the embedder and the other pages' work
