@@ -20,7 +20,7 @@ from evaluation.answers import answer_questions, refusal_metrics
 from evaluation.gold import load_qa
 from evaluation.judge import Judge, summarise_grades, summarise_pairs
 from evaluation.report import compare_runs, write_report
-from evaluation.runs import Run
+from evaluation.runs import Run, check_comparable
 from rag.settings import Settings
 
 UNANSWERABLE = "The documents do not answer this question, so the right answer is a refusal."
@@ -194,6 +194,8 @@ def run_pairwise(settings: Settings, run_a: Path, run_b: Path, name: str = "pair
 
 
 def compare(settings: Settings, run_a: Path, run_b: Path) -> Path:
+    a, b = Run.open(run_a), Run.open(run_b)
+    check_comparable(a, b)  # before the compare folder is made: a refused pair leaves none
     run = Run.start(settings, "compare", _config("compare", a=run_a, b=run_b))
-    compare_runs(Run.open(run_a), Run.open(run_b), run)
+    compare_runs(a, b, run)
     return run.path

@@ -113,10 +113,10 @@ def test_eval_retrieval_and_references_write_runs(indexed, corpus, tmp_path):
     assert {"n_sentences", "precision", "coverage", "by_threshold", "p50_ms", "p95_ms", "pairs_scored"} <= set(metrics)
     assert metrics["n_sentences"] == 3 and metrics["pairs_scored"] == 12  # (3 + 2 + 1 segments) x 2 chunks
     assert (refs / "threshold_curve.png").is_file()
-    side = run_references(settings, GOLD, vary=["references.threshold=0.5,0.95"], progress=False)
+    side = run_references(settings, GOLD, vary=["references.threshold=0.5,0.97"], progress=False)
     by = json.loads((side / "metrics.json").read_text())["variants"]
-    assert list(by) == ["references.threshold=0.5", "references.threshold=0.95"]
-    assert by["references.threshold=0.95"]["coverage"] < by["references.threshold=0.5"]["coverage"]
+    assert list(by) == ["references.threshold=0.5", "references.threshold=0.97"]
+    assert by["references.threshold=0.97"]["coverage"] < by["references.threshold=0.5"]["coverage"]
     assert "## Variants" in (side / "report.md").read_text()
 
     both = compare(settings, path, swept)
@@ -260,19 +260,24 @@ def test_cli_prints_the_run_folder_last(base_settings, tmp_path, monkeypatch):
     assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == str(folder)
     # A second run under a fork's settings (--config), then both side by side (`ragqa report A B`).
     fork = tmp_path / "fork.toml"
-    fork.write_text("[references]\nthreshold = 0.95\n", encoding="utf-8")
+    fork.write_text("[references]\nthreshold = 0.97\n", encoding="utf-8")
     strict = last_line(CliRunner().invoke(app, ["eval", "references", "--gold", str(GOLD), "--config", str(fork)]))
     a, b = (json.loads((run / "metrics.json").read_text()) for run in (folder, strict))
-    assert (a["threshold"], b["threshold"]) == (base_settings.references.threshold, 0.95)
+    assert (a["threshold"], b["threshold"]) == (base_settings.references.threshold, 0.97)
     assert b["coverage"] < a["coverage"]  # fewer sentences reach the stricter threshold
     both = last_line(CliRunner().invoke(app, ["report", str(folder), str(strict)]))
     assert both.parent == folder.parent and both not in (folder, strict)
     side = (both / "report.md").read_text()
-    assert f"A: `{folder}`" in side and f"B: `{strict}`" in side
+    assert f"A: `{folder.name}`" in side and f"B: `{strict.name}`" in side and str(tmp_path) not in side
     for key in ("threshold", "precision", "coverage", "n_sentences"):
         assert f"| {key} | {fmt(a[key])} | {fmt(b[key])} | {fmt(b[key] - a[key])} |" in side, side
     diff = json.loads((both / "metrics.json").read_text())["diff"]
     assert diff["coverage"] == {"a": a["coverage"], "b": b["coverage"], "delta": b["coverage"] - a["coverage"]}
+    # Runs of different kinds share no metrics: refused in one line, and no compare folder is made.
+    folders = set(folder.parent.iterdir())
+    mixed = CliRunner().invoke(app, ["report", str(folder), str(both)])
+    assert mixed.exit_code == 1 and "only runs of the same kind can be compared" in mixed.output, mixed.output
+    assert len(mixed.output.strip().splitlines()) == 1 and set(folder.parent.iterdir()) == folders
     wrong = CliRunner().invoke(app, ["eval", "judge", "--a", str(folder)])
     assert wrong.exit_code == 1 and "either one answers run" in wrong.output
     empty = CliRunner().invoke(app, ["eval", "retrieval", "--qa", str(QA)])
