@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-import html
+import re
+import string
 from typing import Any
+
+_PUNCTUATION = re.compile("([" + re.escape(string.punctuation) + "])")
+_ESCAPED = re.compile(r"\\([" + re.escape(string.punctuation) + "])")
 
 
 def escape(text: str, markdown: bool) -> str:
-    """Document text and model output are shown as text: in Markdown, `<img onerror=...>` from
-    a document would otherwise become an element in every viewer's browser."""
-    return html.escape(text, quote=False) if markdown else text
+    """Document text, file names and model output are shown as text. In Markdown every ASCII
+    punctuation character is backslash-escaped (CommonMark lets any be): a document's
+    `![logo](http://host/beacon.png)` would otherwise make every viewer's browser fetch that URL,
+    `[portal](http://x/login)` or a bare URL would become a link, and `<img onerror=...>` an
+    element. Not for inside a code span, where a backslash shows."""
+    return _PUNCTUATION.sub(r"\\\1", text) if markdown else text
+
+
+def unescape(text: str) -> str:
+    """The text `escape(text, True)` was made from."""
+    return _ESCAPED.sub(r"\1", text)
 
 
 def location(item: dict[str, Any]) -> str:

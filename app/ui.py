@@ -28,15 +28,16 @@ from typing import Any
 
 import gradio as gr
 
-from app.auth import check_password
 from app.evidence import evidence
 from app.feedback import FeedbackLog
-from app.render import escape, location, render_segments, render_sources
+from app.render import escape, location, render_segments, render_sources, unescape
+from app.server import ANSWERS, discard_uploads, serve, temp_folder
 from rag.pipeline import Answer, QuestionError, RagPipeline
 from rag.retrieval import FilterError, parse_where
 from rag.settings import Settings
 
 _DONE = object()
+CANNOT_ANSWER = "**Cannot answer:**"  # a question refused before it was asked (too long, a bad filter)
 _CSS = """
 .evidence-text { white-space: pre-wrap; font-size: 0.92em; }
 .evidence-text mark { background: #ffd966; padding: 0 1px; }
@@ -97,6 +98,33 @@ def answer_stream(
     if "error" in result:
         raise gr.Error(f"ragqa failed: {result['error']}")
     yield result["answer"]
+
+
+def text_questions(chatbot: gr.Chatbot) -> gr.Chatbot:
+    """The chat, showing a user's question as typed: its Markdown and HTML are escaped on the way
+    to the browser (a question's `![x](http://host/beacon.png)` fetches nothing) and unescaped on
+    the way back, so handlers and the chat's history hold the question itself. (On the instance:
+    Gradio writes a .pyi file beside the module of every Component subclass.)"""
+    postprocess, preprocess = chatbot.postprocess, chatbot.preprocess
+
+    def escaped(value):
+        data = postprocess(value)
+        for message in data.root:
+            for part in message.content if message.role == "user" else []:
+                if getattr(part, "type", None) == "text":
+                    part.text = escape(part.text, True)
+        return data
+
+    def unescaped(payload):
+        messages = preprocess(payload)
+        for message in messages:
+            for part in message["content"] if message["role"] == "user" else []:
+                if part.get("type") == "text":
+                    part["text"] = unescape(part["text"])
+        return messages
+
+    chatbot.postprocess, chatbot.preprocess = escaped, unescaped
+    return chatbot
 
 
 def chat_reply(answer: dict) -> list[gr.ChatMessage]:
@@ -200,7 +228,8 @@ def _text(content: Any) -> str:
 
 def turns(history: list) -> list[tuple[str, str]]:
     """(question, answer) pairs from the chat's messages, for rewriting a follow-up: the folded
-    sources, the refusal's reason and the reference marks are left out."""
+    sources, the refusal's reason and the reference marks are left out, and so is a question
+    refused before it was asked (too long, a bad filter): it would poison every follow-up."""
     pairs, question = [], None
     for message in history:
         message = message if isinstance(message, dict) else vars(message)
@@ -210,9 +239,11 @@ def turns(history: list) -> list[tuple[str, str]]:
         if message.get("role") == "user":
             question = text
         elif message.get("role") == "assistant" and question:
-            text = re.sub(r"\s*\*\((?:refs|unsupported)[^)]*\)\*", "", text)
-            text = re.sub(r"\s*\*Refused: [^*]*\*", "", text)
-            pairs.append((question, re.sub(r"^\*Understood as: [^*]*\*\s*", "", text).strip()))
+            if not text.startswith(CANNOT_ANSWER):
+                text = re.sub(r"\s*\*\((?:refs|unsupported)[^)]*\)\*", "", text)
+                text = re.sub(r"\s*\*Refused: [^*]*\*", "", text)
+                text = re.sub(r"^\*Understood as: (?:\\.|[^*])*\*\s*", "", text)
+                pairs.append((question, unescape(text).strip()))
             question = None
     return pairs
 
@@ -241,7 +272,7 @@ def chat_handler(pipeline: RagPipeline):
                 else:
                     yield escape(update, True), "*Writing the answer…*", None
         except ValueError as error:  # a filter or question the user can fix
-            yield f"**Cannot answer:** {escape(str(error), True)}", "", None
+            yield f"{CANNOT_ANSWER} {escape(str(error), True)}", "", None
 
     return respond
 
@@ -283,7 +314,10 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
     feedback = FeedbackLog.of(settings)
 
     def upload(files: list[str] | None, progress=gr.Progress()) -> tuple:
-        report = index_uploads(settings, files or [], progress)
+        try:
+            report = index_uploads(settings, files or [], progress)
+        finally:
+            discard_uploads(files or [])
         return (report, *_documents_update(settings))
 
     def delete(docs: list[str] | None) -> tuple:
@@ -326,6 +360,7 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
     indexed_ids = [row[0] for row in document_rows(settings)]
     with gr.Blocks(title="ragqa", analytics_enabled=False) as demo:
         last = gr.State(None)  # this session's latest answer (an Answer's dict)
+        _account(settings)
         with gr.Tab("Ask"):
             sources = gr.Markdown(render=False, elem_id="sources")
             doc_choice = gr.Dropdown(
@@ -349,6 +384,7 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                 with gr.Column(scale=3):
                     chat = gr.ChatInterface(
                         chat_handler(pipeline),
+                        chatbot=text_questions(gr.Chatbot(label="Chatbot", scale=1)),
                         textbox=gr.Textbox(
                             placeholder="Ask a question about your documents", elem_id="question",
                             show_label=False, submit_btn=True, stop_btn=True, scale=7,
@@ -409,6 +445,20 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
     return demo
 
 
+def _account(settings: Settings) -> None:
+    """With logins: who is logged in, and a logout (Gradio's /logout ends every session of it)."""
+    if not settings.ui.users:
+        return
+    with gr.Row(elem_id="account"):
+        who = gr.Markdown(elem_id="logged-in-as")
+        gr.Button("Log out", link="logout", size="sm", scale=0, min_width=100, elem_id="logout")
+
+    def logged_in_as(request: gr.Request) -> str:
+        return f"Logged in as **{escape(request.username or '', True)}**"
+
+    gr.on(None, logged_in_as, outputs=who)  # on every page load
+
+
 def _reports_tab(settings: Settings) -> None:
     """Evaluators' run folders (storage/reports/*) with report.md and plots; two side by side."""
     from app.reports import compare, run_folders, show_run
@@ -425,19 +475,23 @@ def _reports_tab(settings: Settings) -> None:
 
 def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
     """The UI's queue: one llama.cpp model decodes one answer at a time, so the embedded backend
-    serves one and the others wait, shown their place; a server backend serves `[ui] concurrency`."""
-    return demo.queue(default_concurrency_limit=settings.ui.concurrency if settings.llm.backend != "llamacpp" else 1)
+    serves one and the others wait, shown their place; a server backend serves `[ui] concurrency`.
+    Every event that writes an answer (the browser's chat, its retry, the /chat endpoint for
+    scripts) waits in one line, app.server.ANSWERS, where `[ui] max_questions` applies; and the
+    REST routes do not skip the queue (Gradio's api_open)."""
+    limit = settings.ui.concurrency if settings.llm.backend != "llamacpp" else 1
+    asking = next(fn for fn in demo.fns.values() if fn.api_name == "chat")
+    handler = getattr(asking.fn, "__wrapped__", asking.fn)  # ChatInterface wraps the chat handler
+    for fn in demo.fns.values():
+        if fn is asking or getattr(fn.fn, "__wrapped__", None) is handler:
+            fn.concurrency_id, fn.concurrency_limit = ANSWERS, limit
+    return demo.queue(default_concurrency_limit=limit, api_open=False)
 
 
 def launch(settings: Settings, port: int | None = None, host: str | None = None) -> None:
     ui = settings.ui
-    users = ui.user_hashes()
     host, port = host or ui.host, port or ui.port
+    temp_folder(settings)  # before build_ui: Gradio's components cache their files in it
     demo = queued(build_ui(RagPipeline(settings)), settings)
-    print(f"ragqa UI: http://{host}:{port}" + (" (login required)" if users else ""), flush=True)
-    demo.launch(
-        server_name=host, server_port=port, share=False, inbrowser=False, ssr_mode=False, show_error=True,
-        auth=(lambda user, password: check_password(users, user, password)) if users else None,
-        auth_message="ragqa: log in with the account your administrator gave you." if users else None,
-        css=_CSS,
-    )
+    print(f"ragqa UI: http://{host}:{port}" + (" (login required)" if ui.users else ""), flush=True)
+    serve(demo, settings, host, port, css=_CSS)

@@ -250,6 +250,14 @@ class UISettings(Section):
     concurrency: int = Field(
         4, ge=1, description="Answers written at once with a server LLM backend; the embedded model writes one."
     )
+    max_questions: int = Field(
+        2, ge=1, description="Questions one login (without logins: one browser session) may have waiting or being "
+        "answered; one more is refused with a message, so that one user cannot starve the others.",
+    )
+    login_failures: int = Field(
+        5, ge=1, description="Failed logins within lockout_s that lock the user name, and the client address, for lockout_s."
+    )
+    lockout_s: float = Field(300, gt=0, description="How long a locked user name or address is refused, right password included.")
 
     def user_hashes(self) -> dict[str, str]:
         pairs = [entry.split(":", 1) for entry in self.users]

@@ -56,9 +56,9 @@ def server(base_settings, tmp_path_factory):
 
 
 @contextmanager
-def serving(env: dict[str, str], log_path: Path) -> Iterator[dict]:
-    """`ragqa serve` on a free loopback port, until the block ends."""
-    port = free_port()
+def serving(env: dict[str, str], log_path: Path, port: int | None = None) -> Iterator[dict]:
+    """`ragqa serve` on a loopback port (a free one unless given), until the block ends."""
+    port = port or free_port()
     log = log_path.open("w")
     process = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
                                env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -6,7 +6,7 @@ import gradio as gr
 import pytest
 from conftest import BATTERY_Q
 
-from app.render import render_segments, render_sources
+from app.render import render_segments, render_sources, unescape
 from app.ui import answer_stream, build_ui, chat_handler
 from rag.pipeline import Answer
 
@@ -19,7 +19,7 @@ def test_stream_grows_then_ends_with_the_answer(pipeline):
     assert isinstance(final, Answer) and final.answerable
     answer = final.to_dict()
     assert "refs: [" in render_segments(answer, markdown=True)
-    assert "battery.md" in render_sources(answer, markdown=True)
+    assert "battery.md" in unescape(render_sources(answer, markdown=True))
 
 
 def test_ui_builds(pipeline):
@@ -42,7 +42,7 @@ def test_upload_indexes_files_and_reports_failures(base_settings, tmp_path):
     def progress(fraction, desc="", unit=""):
         seen.append((fraction, desc))
 
-    message = index_uploads(settings, [str(good), str(bad)], progress)
+    message = unescape(index_uploads(settings, [str(good), str(bad)], progress))  # the text a reader sees
     assert message.startswith("2 files: 1 indexed") and "pruned" not in message
     assert "**broken.pdf**: corrupt or unreadable PDF" in message
     assert seen[0] == ((0, 2), "indexing notes.md") and seen[-1] == ((2, 2), "done")
@@ -52,10 +52,10 @@ def test_upload_indexes_files_and_reports_failures(base_settings, tmp_path):
 
     # A new version of an upload replaces it, and says so; a broken one keeps the earlier one.
     good.write_text("# Notes\n\nThe wind tunnel is booked on Fridays now.", encoding="utf-8")
-    message = index_uploads(settings, [str(good)])
+    message = unescape(index_uploads(settings, [str(good)]))
     assert message.startswith("1 file: 1 indexed") and "**notes.md** replaced the earlier upload" in message
     good.write_bytes(b"\xff\xfe\x00binary")
-    message = index_uploads(settings, [str(good)])
+    message = unescape(index_uploads(settings, [str(good)]))
     assert "not UTF-8" in message
     assert "Fridays" in (uploads / "notes.md").read_text(encoding="utf-8")
     assert sorted(p.name for p in uploads.iterdir()) == ["notes.md"]
@@ -92,7 +92,7 @@ def test_filters_reach_the_pipeline(pipeline):
 def test_respond_takes_what_a_browser_sends(pipeline, where):
     respond = chat_handler(pipeline)
     *_, (reply, sources, answer) = respond(BATTERY_Q, [], None, where)
-    assert isinstance(reply, list) and "refs: [" in reply[0].content and "battery.md" in sources
+    assert isinstance(reply, list) and "refs: [" in reply[0].content and "battery.md" in unescape(sources)
     assert answer["answerable"] and answer["sources"][0]["doc"] == "battery.md"  # kept for this session's panels
     assert list(respond("   ", [], None, where)) == [("Please type a question.", "", None)]
     assert list(respond(None, [], None, where)) == [("Please type a question.", "", None)]
@@ -101,9 +101,9 @@ def test_respond_takes_what_a_browser_sends(pipeline, where):
 def test_respond_explains_bad_filters(pipeline):
     respond = chat_handler(pipeline)
     [(reply, _, _)] = list(respond(BATTERY_Q, [], None, "Region"))
-    assert "not FIELD=VALUE" in reply
+    assert "not FIELD=VALUE" in unescape(reply)
     [(reply, _, _)] = list(respond(BATTERY_Q, [], ["nothing.md"], ""))
-    assert "no indexed document has the id 'nothing.md'" in reply
+    assert "no indexed document has the id 'nothing.md'" in unescape(reply)
 
 
 def test_each_answer_keeps_its_own_sources(pipeline):
@@ -111,7 +111,7 @@ def test_each_answer_keeps_its_own_sources(pipeline):
     *_, (first, _, _) = respond(BATTERY_Q, [], None, "")
     *_, (second, _, _) = respond("What does the cafeteria serve on Fridays?", [], None, "")
     assert [m.metadata.get("title") for m in first] == [None, "Sources"]
-    assert "[1] battery.md" in first[1].content and "[1] cafeteria.md" in second[1].content
+    assert "[1] battery.md" in unescape(first[1].content) and "[1] cafeteria.md" in unescape(second[1].content)
 
 
 def test_document_text_is_shown_as_text():
@@ -122,7 +122,9 @@ def test_document_text_is_shown_as_text():
               "segments": [{"text": hostile, "supported": True, "references": [{"ref": 1, "score": 0.9}]}],
               "sources": [{"ref": 1, "doc": "<b>x</b>.md", "page": None, "slide": None, "section": None,
                            "text": hostile, "score": 0.9}]}
-    shown = render_answer(answer, markdown=True)
+    from markdown_it import MarkdownIt
+
+    shown = MarkdownIt("commonmark").render(render_answer(answer, markdown=True))  # what a browser gets
     assert "<img" not in shown and "<script" not in shown and "<b>" not in shown
     assert "&lt;img src=x onerror=alert(1)&gt;" in shown
 

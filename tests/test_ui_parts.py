@@ -13,6 +13,7 @@ from documents import crash_report_pdf
 from app.auth import check_password, hash_password
 from app.evidence import evidence, highlight
 from app.feedback import FeedbackLog, export
+from app.render import unescape
 from evaluation.gold import load_qa
 from ingestion.pipeline import indexed_documents, ingest, remove
 from rag.retrieval import bm25_retriever
@@ -60,7 +61,7 @@ def test_uploads_of_the_wrong_type_or_size_are_not_copied(base_settings, tmp_pat
     big, odd = tmp_path / "big.md", tmp_path / "tool.exe"
     big.write_text("# Big\n\n" + "word " * 400, encoding="utf-8")
     odd.write_bytes(b"MZ\x90")
-    message = index_uploads(settings, [str(big), str(odd)])
+    message = unescape(index_uploads(settings, [str(big), str(odd)]))  # the text a reader sees
     assert message.startswith("Nothing was indexed.")
     assert "**big.md**: the file is 0.0 MB, over the 0.001 MB limit" in message
     assert "**tool.exe**: unsupported file type '.exe' (supported: .csv, .docx," in message
