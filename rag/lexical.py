@@ -91,20 +91,19 @@ def bm25(terms: Mapping[str, int], words: Sequence[str], rows: int, average_leng
 
 def _where(filters: MetadataFilters | None) -> tuple[str, list[Any]]:
     """The SQL conditions of metadata filters as retrieval makes them (rag.retrieval.metadata_filters):
-    all of them, each a field equal to a value or among values."""
+    all of them, each a field equal to a value or among values. Field names and values are bound,
+    never spliced: a name is matched against the metadata's keys as json_each reads them, so an
+    apostrophe, a quote, a dot or a bracket in it is only a character (a JSON path would read it)."""
     if filters is None:
         return "", []
     clauses, values = [], []
     for condition in filters.filters:
-        field = f"json_extract(c.meta, '$.\"{condition.key.replace(chr(34), '')}\"')"
-        if condition.operator == FilterOperator.IN:
-            clauses.append(f"{field} IN ({', '.join('?' * len(condition.value))})")
-            values += list(condition.value)
-        elif condition.operator == FilterOperator.EQ:
-            clauses.append(f"{field} = ?")
-            values.append(condition.value)
-        else:
+        wanted = list(condition.value) if condition.operator == FilterOperator.IN else [condition.value]
+        if condition.operator not in (FilterOperator.IN, FilterOperator.EQ):
             raise ValueError(f"the lexical index does not filter by {condition.operator}")
+        clauses.append("EXISTS (SELECT 1 FROM json_each(c.meta) AS field WHERE field.key = ? "
+                       f"AND field.value IN ({', '.join('?' * len(wanted))}))")
+        values += [condition.key, *wanted]
     return "".join(f" AND {clause}" for clause in clauses), values
 
 
@@ -158,10 +157,29 @@ class LexicalIndex:
             db.execute("INSERT OR REPLACE INTO documents (doc, hash) VALUES (?, ?)", (doc, content_hash))
             self._add(db, version=1, rows=len(rows), tokens=sum(len(r[4]) for r in rows))
 
-    def delete(self, doc: str) -> None:
+    def delete(self, *docs: str) -> None:
+        """Drop these documents' rows, all in one transaction."""
         with self._connection() as db, db:
-            self._delete(db, doc)
+            for doc in docs:
+                self._delete(db, doc)
             self._add(db, version=1)
+
+    def clear(self) -> None:
+        """Drop every document; the version still grows, so readers see the change."""
+        with self._connection() as db, db:
+            db.execute("DELETE FROM terms")
+            db.execute("DELETE FROM chunks")
+            db.execute("DELETE FROM documents")
+            db.execute("DELETE FROM state WHERE key != 'version'")
+            self._add(db, version=1)
+
+    def chunk_ids(self) -> dict[str, set[str]]:
+        """Document id -> the ids of the chunks the index holds of it."""
+        held: dict[str, set[str]] = {}
+        with self._connection() as db:
+            for doc, node_id in db.execute("SELECT doc, node_id FROM chunks"):
+                held.setdefault(doc, set()).add(node_id)
+        return held
 
     @classmethod
     def _delete(cls, db: sqlite3.Connection, doc: str) -> None:
@@ -219,8 +237,8 @@ class LexicalIndex:
         held = self.hashes()
         gone = [doc for doc in held if doc not in wanted]
         stale = [doc for doc, content_hash in wanted.items() if held.get(doc) != content_hash]
-        for doc in gone:
-            self.delete(doc)
+        if gone:
+            self.delete(*gone)
         for doc in stale:
             self.put(doc, wanted[doc], chunks_of(doc))
         return len(gone) + len(stale)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from conftest import fresh_settings
 
-from ingestion.pipeline import document_hashes, ingest
-from ingestion.pipeline import _load_docstore as load_docstore
+from ingestion.integrity import document_hashes, load_docstore
+from ingestion.pipeline import ingest
 from rag.lexical import LexicalIndex
 from rag.retrieval import lexical_index
 from rag.store import collection, stored_nodes
@@ -102,3 +102,25 @@ def test_search_filters_and_scores(base_settings, tmp_path):
     for query in QUERIES:  # the ranker's scores are FTS5's, computed apart
         found = index.search(query, 50)
         assert index.scores(query, [n.node.node_id for n in found]) == pytest.approx([n.score for n in found], rel=1e-9)
+
+
+def test_filters_on_hostile_field_names(base_settings, tmp_path):
+    """Header field names are bound, never spliced into SQL: an apostrophe, a quote, a dot or a
+    bracket in one filters like any other name."""
+    from rag.retrieval import metadata_filters
+
+    names = ["Owner's name", 'Q"uote', "a.b", "x[0]", "a$b"]
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for doc, value in (("ann", "Ann"), ("bob", "Bob")):
+        fields = "\n".join(f"'{name.replace(chr(39), chr(39) * 2)}': {value}-{i}" for i, name in enumerate(names))
+        (folder / f"{doc}.md").write_text(f"---\n{fields}\n---\n# {doc}\n\nThe gearbox was serviced by {value}.",
+                                          encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage", headers={"fields": names, "patterns": {}})
+    ingest([folder], settings, progress=False)
+    index = lexical_index(settings)
+    for i, name in enumerate(names):
+        hits = index.search("gearbox serviced", 10, metadata_filters(where={name: f"Bob-{i}"}))
+        assert {n.node.metadata["doc"] for n in hits} == {"bob.md"}, name
+        assert index.search("gearbox", 10, metadata_filters(where={name: "nobody"})) == []
+    assert index.search("gearbox", 10, metadata_filters(where={"Owner": "Bob-0"})) == []  # no prefix match
