@@ -23,6 +23,7 @@ from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.settings import Settings
+from rag.store import stored_vectors
 
 Pair = tuple[str, str]
 CALIBRATION_FILE = "ragqa_calibration.json"  # written beside a tuned embedding model
@@ -168,11 +169,11 @@ def lexical_support(segment: str, chunk: str) -> float | None:
 
 def reuse_stored_vectors(encoder: BiEncoderScorer, collection, nodes: Sequence[NodeWithScore]) -> None:
     """Hand the bi-encoder the chunk vectors the store already holds, so reranking and
-    reference matching embed only the query and the answer's segments."""
+    reference matching embed only the query and the answer's segments (and those of chunks an
+    ingest running beside has just replaced)."""
     if not nodes:
         return
-    got = collection.get(ids=[n.node.node_id for n in nodes], include=["embeddings"])
-    vectors = dict(zip(got["ids"], got["embeddings"]))
+    vectors = stored_vectors(collection, [n.node.node_id for n in nodes])
     for node in nodes:
         if node.node.node_id in vectors:
             encoder.remember(node.node.get_content(metadata_mode=MetadataMode.EMBED), vectors[node.node.node_id])

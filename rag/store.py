@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
-from collections.abc import Iterator
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from urllib.parse import urlparse
 
 import chromadb
 from chromadb.config import Settings as ChromaSettings
+from chromadb.errors import ChromaError
 from llama_index.core.schema import BaseNode
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 from llama_index.vector_stores.chroma import ChromaVectorStore
@@ -28,8 +33,9 @@ def chroma_client(settings: Settings) -> chromadb.ClientAPI:
             ssl=parsed.scheme == "https",
             settings=chroma_settings,
         )
-    settings.chroma_dir.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(settings.chroma_dir), settings=chroma_settings)
+    with store_access(settings, "open"):
+        settings.chroma_dir.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(settings.chroma_dir), settings=chroma_settings)
 
 
 def collection(settings: Settings, client: chromadb.ClientAPI | None = None):
@@ -58,11 +64,40 @@ def all_nodes(settings: Settings) -> list[BaseNode]:
 
 def document_ids(chunks) -> list[str]:
     """The ids of the documents a collection holds chunks of, sorted."""
-    return sorted({meta["doc"] for meta in chunks.get(include=["metadatas"])["metadatas"]})
+    return sorted(chunk_ids(chunks))
 
 
-def reset(settings: Settings) -> None:
-    """Drop the collection (used by `ragqa ingest --reset`)."""
+def chunk_ids(chunks, page: int = 5000) -> dict[str, set[str]]:
+    """Document id -> the ids of the chunks the collection holds of it, from the metadata
+    alone, read a page at a time (a large store's would not fit one answer)."""
+    held: dict[str, set[str]] = defaultdict(set)
+    for offset in range(0, chunks.count(), page):
+        got = chunks.get(include=["metadatas"], limit=page, offset=offset)
+        for chunk_id, meta in zip(got["ids"], got["metadatas"]):
+            held[meta["doc"]].add(chunk_id)
+    return dict(held)
+
+
+def stored_vectors(chunks, ids: Sequence[str]) -> dict[str, list[float]]:
+    """Chunk id -> its vector, for the ids the collection holds. While a writer replaces
+    chunks, Chroma fails a batch holding one it just deleted ("Error finding id"), so such a
+    batch is read again an id at a time and the ids that fail are left out, as gone."""
+    try:
+        got = chunks.get(ids=list(ids), include=["embeddings"])
+        return dict(zip(got["ids"], got["embeddings"]))
+    except ChromaError:
+        vectors = {}
+        for chunk_id in ids:
+            try:
+                got = chunks.get(ids=[chunk_id], include=["embeddings"])
+            except ChromaError:
+                continue
+            vectors.update(zip(got["ids"], got["embeddings"]))
+        return vectors
+
+
+def drop_collection(settings: Settings) -> None:
+    """Drop the collection (`ragqa ingest --reset`, through ingestion.integrity)."""
     client = chroma_client(settings)
     if settings.store.collection in [c.name if hasattr(c, "name") else c for c in client.list_collections()]:
         client.delete_collection(settings.store.collection)
@@ -72,29 +107,82 @@ class StoreBusyError(RuntimeError):
     """Another process is writing to this store."""
 
 
+class StoreError(RuntimeError):
+    """The store cannot be read or written (a full disk, a read-only folder); the message is
+    one line that names the store and the reason."""
+
+
+_FAILURES = {  # what the file system, SQLite and Chroma say -> the reason in words
+    "it is read-only": ("readonly database", "read-only file system", "permission denied"),
+    # Chroma reports a write the disk refused as a compaction that failed, then (the log left
+    # unapplied) as logs it cannot apply, until there is space again.
+    "the disk is full": ("disk is full", "no space left", "quota exceeded", "error in compaction",
+                         "failed to apply logs"),
+}
+
+
+def storage_failure(error: BaseException) -> str | None:
+    """The reason, in words, when `error` is the store's file system refusing a read or write;
+    None for any other error."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "the disk is full"
+    if isinstance(error, OSError) and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return "it is read-only"
+    if isinstance(error, (OSError, sqlite3.Error, ChromaError)):
+        text = str(error).lower()
+        return next((reason for reason, signs in _FAILURES.items() if any(sign in text for sign in signs)), None)
+    return None
+
+
 @contextmanager
-def writer_lock(settings: Settings) -> Iterator[None]:
+def store_access(settings: Settings, doing: str) -> Iterator[None]:
+    """Storage failures inside the block become one StoreError naming the store: `doing` is
+    what was being done ("open", "write")."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as error:
+        reason = storage_failure(error)
+        if reason is None:
+            raise
+        raise StoreError(f"cannot {doing} the store {settings.storage_dir}: {reason} ({error})"
+                         .replace("\n", " ")) from error
+
+
+@dataclass
+class WriterLock:
+    interrupted: bool  # the previous writer died (killed, or stopped by an error) before it finished
+
+
+@contextmanager
+def writer_lock(settings: Settings) -> Iterator[WriterLock]:
     """One writer (ingest, upload, reset) per store at a time: two would each persist their own
     docstore and the last one would drop the other's documents. The lock is the kernel's
-    (flock), so a killed writer never leaves it held."""
-    settings.storage_dir.mkdir(parents=True, exist_ok=True)
-    path = settings.storage_dir / "ingest.lock"
-    with open(path, "a+", encoding="utf-8") as handle:
+    (flock), so a killed writer never leaves it held. The lock file names the holder until it
+    ends without an error: a name found on taking it says the last writer did not finish, and
+    the new one checks the stores against each other (ingestion.integrity)."""
+    with store_access(settings, "write"):
+        settings.storage_dir.mkdir(parents=True, exist_ok=True)
+        # Unbuffered: a write a full disk refused is not tried again when the file is closed.
+        handle = os.fdopen(os.open(settings.storage_dir / "ingest.lock", os.O_RDWR | os.O_CREAT, 0o644), "r+b", 0)
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "another process"
+            holder = handle.read().decode(errors="replace").strip() or "another process"
             raise StoreBusyError(
                 f"another ingest ({holder}) is writing to {settings.storage_dir}: wait for it to finish"
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}")
-        handle.flush()
         try:
-            yield
-        finally:
+            handle.seek(0)
+            lock = WriterLock(interrupted=bool(handle.read().strip()))
+            with store_access(settings, "write"):  # written over, never emptied: a failure keeps the mark
+                handle.seek(0)
+                handle.truncate(handle.write(f"pid {os.getpid()}".encode()))
+            yield lock
             handle.seek(0)
             handle.truncate()
+        finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
