@@ -43,9 +43,11 @@ def ingest(
     prune: Annotated[
         bool, typer.Option("--prune", help="Remove indexed documents not found under PATHS.")
     ] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Let --prune remove most of the store.")] = False,
     config: ConfigOption = None,
 ) -> None:
     """Add or update documents; prints a report. Exit code 1 when any file failed."""
+    from ingestion.pipeline import PruneRefusedError
     from ingestion.pipeline import ingest as run_ingest
 
     from rag.models import ModelNotPreparedError
@@ -56,8 +58,8 @@ def ingest(
     if missing:
         fail(FileNotFoundError(f"no such file or folder: {', '.join(missing)}"), code=2)
     try:
-        report = run_ingest(paths, settings, reset=reset, prune=prune)
-    except (ModelNotPreparedError, StoreBusyError) as error:
+        report = run_ingest(paths, settings, reset=reset, prune=prune, confirm=yes)
+    except (ModelNotPreparedError, StoreBusyError, PruneRefusedError) as error:
         fail(error)
     typer.echo(report.summary())
     raise typer.Exit(1 if report.failed else 0)

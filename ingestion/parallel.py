@@ -4,6 +4,7 @@ store, the progress and the bad-file report are those of a serial run."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import threading
@@ -24,21 +25,50 @@ from rag.settings import IngestSettings
 MIN_FILES = 4  # below this, starting a worker (importing Docling) costs more than it saves
 
 
+CHANGED = "the file changed while it was being read, twice: ingest it again once it is complete"
+
+
 @dataclass
 class Conversion:
-    """One file's conversion: the document, or the reason it could not be read."""
+    """One file's conversion: the document and the digest of the bytes it was read from, or
+    the reason it could not be read."""
 
     document: ConvertedDocument | None
     reason: str
     seconds: float
+    digest: str = ""  # SHA-256 of the file's bytes
+
+
+def _version(path: Path) -> tuple[int, ...]:
+    """What changes when a file is written or replaced."""
+    stat = path.stat()
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def convert_one(path: Path, doc_id: str, cfg: IngestSettings) -> Conversion:
+    """Convert a file; one replaced or written while it was read (a converter may read it more
+    than once, and would mix two versions) is read again, once."""
     clock = time.perf_counter()
     try:
-        return Conversion(convert(path, doc_id, cfg), "", time.perf_counter() - clock)
+        for _ in range(2):
+            before = _version(path)
+            digest = _digest(path)
+            document = convert(path, doc_id, cfg)
+            if _version(path) == before:
+                return Conversion(document, "", time.perf_counter() - clock, digest)
+        return Conversion(None, CHANGED, time.perf_counter() - clock)
     except DocumentLoadError as error:
         return Conversion(None, str(error), time.perf_counter() - clock)
+    except OSError as error:  # gone or unreadable since it was listed
+        return Conversion(None, f"cannot be read ({error.strerror or error})", time.perf_counter() - clock)
     except Exception as error:  # a converter bug must not stop the other files
         return Conversion(None, f"conversion failed ({type(error).__name__}: {error})", time.perf_counter() - clock)
 

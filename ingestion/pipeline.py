@@ -2,43 +2,46 @@
 
 The LlamaIndex `IngestionPipeline` with a persisted docstore makes ingestion incremental: an
 unchanged file costs nothing, a changed file replaces exactly its chunks, and `prune` removes
-the chunks of files that are gone. Files are indexed one at a time and the docstore is written
-atomically after each, so a run killed half way leaves a consistent store that the next run
-completes. A file that cannot be read is reported with its reason; the others go on and nothing
-already indexed is touched. Files are converted ahead, in worker processes (ingestion/parallel.py),
-while this process embeds; the lexical index follows the docstore document by document
-(rag/lexical.py).
+the chunks of files that are gone. Files are indexed one at a time; the docstore is written
+atomically after each and the lexical index (rag/lexical.py) follows it document by document.
+A run killed half way is completed by the next one: removals are journaled and every writer
+first checks the stores against each other (ingestion/integrity.py). A file that cannot be read
+is reported with its reason; the others go on and nothing already indexed is touched; a file
+with the same bytes as one indexed is indexed once. Files are converted ahead, in worker
+processes (ingestion/parallel.py), while this process embeds.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from llama_index.core.ingestion import DocstoreStrategy, IngestionPipeline
+from llama_index.core.schema import BaseNode
 from llama_index.core.storage.docstore import SimpleDocumentStore
-from llama_index.core.vector_stores.types import BasePydanticVectorStore
 from tqdm.auto import tqdm
 
 from ingestion.chunking import BlockChunker, LocatedDocument
-from ingestion.parallel import conversions
+from ingestion.convert import ConvertedDocument
 from ingestion.headers import LLMHeaderExtractor, apply_header, extract_header
-from ingestion.sources import SourceRegistry, discover
+from ingestion.integrity import DOCSTORE_FILE, SOURCES_FILE, Writer, document_hashes, load_docstore, open_writer
+from ingestion.integrity import reset as reset_store
+from ingestion.parallel import conversions
+from ingestion.sources import SourceRegistry, broken_link, walk
 from rag.models import build_embedding
 from rag.retrieval import sync_lexical
 from rag.settings import Settings
-from rag.store import reset as reset_store
-from rag.store import collection, vector_store, writer_lock
+from rag.store import chunk_ids, collection, store_access, vector_store, writer_lock
 
-DOCSTORE_FILE = "docstore.json"
-SOURCES_FILE = "sources.json"
 Progress = Callable[[int, int, str], None]  # (files done, files in all, current file)
+PRUNE_ASK_OVER = 3  # a prune removing more documents than this, and most of the store, needs `confirm`
+
+
+class PruneRefusedError(RuntimeError):
+    """A prune would remove most of the store and was not confirmed."""
 
 
 @dataclass
@@ -50,8 +53,10 @@ class IngestReport:
     chunks: int = 0
     pages: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
+    duplicates: list[dict[str, str]] = field(default_factory=list)  # {"file", "doc", "same_as"}: not indexed
     replaced: list[str] = field(default_factory=list)  # doc ids that already held another version
     doc_ids: dict[str, str] = field(default_factory=dict)  # file -> doc id
+    restored: list[str] = field(default_factory=list)  # doc ids the store had lost, read again
     seconds: float = 0.0
     convert_seconds: float = 0.0
     index_seconds: float = 0.0
@@ -59,29 +64,18 @@ class IngestReport:
 
     def summary(self) -> str:
         parts = [f"{self.indexed} indexed ({self.chunks} chunks)", f"{self.unchanged} unchanged"]
+        if self.duplicates:
+            parts.append(f"{len(self.duplicates)} duplicate{'' if len(self.duplicates) == 1 else 's'}")
         if self.prune:
             parts.append(f"{self.pruned} pruned")
         parts.append(f"{len(self.failed)} failed")
         lines = [f"{self.files} file{'' if self.files == 1 else 's'}: {', '.join(parts)}, in {self.seconds:.1f} s"]
+        if self.restored:
+            lines.append(f"restored {len(self.restored)} document(s) an interrupted run had lost: "
+                         + ", ".join(self.restored[:5]) + (" ..." if len(self.restored) > 5 else ""))
+        lines += [f"DUPLICATE {d['file']}: same content as {d['same_as']}, not indexed twice" for d in self.duplicates]
         lines += [f"FAILED {f['file']}: {f['reason']}" for f in self.failed]
         return "\n".join(lines)
-
-
-def _load_docstore(path: Path) -> SimpleDocumentStore:
-    if not path.exists():
-        return SimpleDocumentStore()
-    try:
-        return SimpleDocumentStore.from_persist_path(str(path))
-    except (ValueError, OSError) as error:
-        raise RuntimeError(f"the docstore {path} is unreadable ({error}): run `ragqa ingest --reset`") from error
-
-
-def _save_docstore(docstore: SimpleDocumentStore, path: Path) -> None:
-    """Write then rename, so a kill mid-write never leaves a truncated docstore."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    docstore.persist(persist_path=str(partial))
-    os.replace(partial, path)
 
 
 def build_pipeline(settings: Settings, docstore: SimpleDocumentStore) -> IngestionPipeline:
@@ -106,80 +100,93 @@ def ingest(
     prune: bool = False,
     progress: bool = True,
     on_progress: Progress | None = None,
+    confirm: bool = False,
 ) -> IngestReport:
-    """Index `paths` (files or folders). One writer per store: a second one gets StoreBusyError."""
-    with writer_lock(settings):
-        return _ingest(paths, settings, reset, prune, progress, on_progress)
+    """Index `paths` (files or folders). One writer per store: a second one gets StoreBusyError.
+    A prune that would remove most of a store (more than PRUNE_ASK_OVER documents) raises
+    PruneRefusedError, before anything is done, unless `confirm`. A full disk or a read-only
+    store raises StoreError."""
+    with writer_lock(settings) as lock, store_access(settings, "write"):
+        return _ingest(paths, settings, reset, prune, progress, on_progress, lock.interrupted, confirm)
 
 
 def _ingest(
-    paths: list[Path], settings: Settings, reset: bool, prune: bool, progress: bool, on_progress: Progress | None
+    paths: list[Path], settings: Settings, reset: bool, prune: bool, progress: bool, on_progress: Progress | None,
+    interrupted: bool, confirm: bool,
 ) -> IngestReport:
     started = time.perf_counter()
+    found = walk(paths)
     if reset:
         reset_store(settings)
-        shutil.rmtree(settings.docstore_dir, ignore_errors=True)
-    docstore_path = settings.docstore_dir / DOCSTORE_FILE
-    docstore = _load_docstore(docstore_path)
-    sources = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE)
+    writer = open_writer(settings, interrupted)
+    docstore, sources = writer.docstore, writer.sources
+    jobs = [(file, sources.assign(file, natural_id)) for file, natural_id in found.files]
+    listed = {doc_id for _, doc_id in jobs}
+    lost = [(Path(file), sources.assign(Path(file), doc)) for doc, file in writer.restore.items()
+            if doc not in listed and Path(file).is_file()]
+    jobs += lost
+    indexed = writer.hashes()
+    gone = (set(indexed) - {doc_id for _, doc_id in jobs}) if prune else set()
+    _check_prune(gone, len(indexed), confirm)
     pipeline = build_pipeline(settings, docstore)
-    report = IngestReport(prune=prune)
-    files = discover(paths)
-    jobs = [(file, sources.assign(file, natural_id)) for file, natural_id in files]
+    report = IngestReport(prune=prune, restored=[doc for _, doc in jobs if doc in writer.restore])
+    report.failed += [{"file": str(link), "reason": broken_link(link)} for link in found.broken]
+    report.files += len(found.broken)
     bar = tqdm(jobs, desc="ingest", unit="file", disable=not progress)
     chunk_bar = tqdm(desc="chunks", unit="chunk", disable=not progress)
-    seen: set[str] = set()
+    # Which document holds each file content indexed (one being pruned holds none).
+    owners = {digest: doc for doc, digest in sources.digests.items() if doc in indexed and doc not in gone}
+    digests_recorded = False
     ask_llm = _header_llm(settings) if settings.headers.llm else None
     for done, ((file, doc_id), conversion) in enumerate(zip(bar, conversions(jobs, settings.ingest))):
         report.files += 1
         report.doc_ids[str(file)] = doc_id
-        seen.add(doc_id)
         if on_progress:
-            on_progress(done, len(files), doc_id)
+            on_progress(done, len(jobs), doc_id)
         bar.set_postfix_str(doc_id[-40:])
         if conversion.document is None:
             report.failed.append({"file": str(file), "reason": conversion.reason})
             continue
+        owner = owners.setdefault(conversion.digest, doc_id)
+        if owner != doc_id:
+            # The same bytes under another name: indexed once, or each would be cited twice.
+            report.duplicates.append({"file": str(file), "doc": doc_id, "same_as": owner})
+            if docstore.get_document_hash(doc_id) is not None:  # it held other content before
+                writer.drop([doc_id])
+            continue
         report.convert_seconds += conversion.seconds
-        converted = conversion.document
-        document = LocatedDocument.from_converted(converted)
-        first_heading = next((b.text.lstrip("# ") for b in converted.blocks if b.kind in ("title", "heading")), None)
-        header = extract_header(
-            doc_id, converted.fields, converted.first_page_text, first_heading, settings.headers, ask_llm
-        )
-        apply_header(document, header, settings.headers)
-
         clock = time.perf_counter()
-        previous = docstore.get_document_hash(doc_id)
-        if previous is None:
-            # Chunks a killed run left behind without recording the file: remove, then redo.
-            pipeline.vector_store.delete(doc_id)
-        # The docstore keeps hashes and metadata, not the text: written after every file, it
-        # must stay small at a hundred thousand chunks (Chroma holds the text).
-        nodes = pipeline.run(documents=[document], show_progress=False, store_doc_text=False)
+        nodes, previous = _index(conversion.document, writer, pipeline, settings, ask_llm)
         report.index_seconds += time.perf_counter() - clock
-        if nodes:
-            report.indexed += 1
-            report.chunks += len(nodes)
-            report.pages += len({n.metadata.get("page") or n.metadata.get("slide") for n in nodes} - {None})
-            if previous is not None:
-                report.replaced.append(doc_id)
-            chunk_bar.update(len(nodes))
-            # The registry first: an id recorded for a file the docstore lacks is harmless.
-            sources.stamp(doc_id)
-            sources.save()
-            _save_docstore(docstore, docstore_path)
-        else:
+        before = sources.digests.get(doc_id)
+        if before != conversion.digest:
+            if owners.get(before) == doc_id:  # it no longer holds that content
+                del owners[before]
+            sources.digests[doc_id] = conversion.digest
+            digests_recorded = True
+        if not nodes:
             report.unchanged += 1
+            continue
+        report.indexed += 1
+        report.chunks += len(nodes)
+        report.pages += len({n.metadata.get("page") or n.metadata.get("slide") for n in nodes} - {None})
+        if previous is not None:
+            report.replaced.append(doc_id)
+        chunk_bar.update(len(nodes))
+        sources.stamp(doc_id)
+        writer.save()
+        writer.lexical.put(doc_id, docstore.get_document_hash(doc_id), nodes)
     chunk_bar.close()
+    writer.restored()
+    if digests_recorded:  # of files indexed before digests were kept, or unchanged in their text
+        writer.save()
     if prune:
-        report.pruned = _prune(pipeline, docstore, sources, seen)
-        _save_docstore(docstore, docstore_path)
-        sources.save()
+        writer.drop(gone)
+        report.pruned = len(gone)
     # Also catches up a run killed between writing the store and updating the lexical index.
-    sync_lexical(settings, document_hashes(docstore))
+    sync_lexical(settings, writer.hashes())
     if on_progress:
-        on_progress(len(files), len(files), "")
+        on_progress(len(jobs), len(jobs), "")
     report.seconds = round(time.perf_counter() - started, 2)
     report.convert_seconds = round(report.convert_seconds, 2)
     report.index_seconds = round(report.index_seconds, 2)
@@ -187,27 +194,42 @@ def _ingest(
     return report
 
 
+def _index(
+    converted: ConvertedDocument, writer: Writer, pipeline: IngestionPipeline, settings: Settings,
+    ask_llm: LLMHeaderExtractor | None,
+) -> tuple[list[BaseNode], str | None]:
+    """Chunk, embed and store one converted file: (the new chunks, none when it is unchanged;
+    the content hash it had before)."""
+    document = LocatedDocument.from_converted(converted)
+    first_heading = next((b.text.lstrip("# ") for b in converted.blocks if b.kind in ("title", "heading")), None)
+    header = extract_header(
+        converted.doc_id, converted.fields, converted.first_page_text, first_heading, settings.headers, ask_llm
+    )
+    apply_header(document, header, settings.headers)
+    previous = writer.docstore.get_document_hash(converted.doc_id)
+    # The docstore keeps hashes and metadata, not the text: written after every file, it
+    # must stay small at a hundred thousand chunks (Chroma holds the text).
+    return pipeline.run(documents=[document], show_progress=False, store_doc_text=False), previous
+
+
+def _check_prune(gone: set[str], indexed: int, confirm: bool) -> None:
+    if not confirm and len(gone) > PRUNE_ASK_OVER and 2 * len(gone) > indexed:
+        raise PruneRefusedError(
+            f"--prune would remove {len(gone)} of the {indexed} indexed documents (those not found under the "
+            "paths given): add --yes to go ahead"
+        )
+
+
 def remove(doc_ids: list[str], settings: Settings) -> list[str]:
     """Delete these documents' chunks from the store and the lexical index; returns the ids
     that were indexed (an unknown id is ignored). A file the UI uploaded is deleted with them:
-    storage/uploads holds only what is indexed. The docstore is written last, so a run killed
-    half way is completed by the next ingest or remove."""
-    with writer_lock(settings):
-        docstore_path = settings.docstore_dir / DOCSTORE_FILE
-        docstore = _load_docstore(docstore_path)
-        sources = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE)
-        store = vector_store(settings)
-        known = [doc_id for doc_id in doc_ids if docstore.get_document_hash(doc_id) is not None]
-        uploads = (settings.storage_dir / "uploads").resolve()
-        for doc_id in known:
-            source = Path(sources.files.get(doc_id, ""))
-            _drop(doc_id, store, docstore, sources)
-            if source.parent == uploads:
-                source.unlink(missing_ok=True)
-        if known:
-            sources.save()
-            _save_docstore(docstore, docstore_path)
-            sync_lexical(settings, document_hashes(docstore))
+    storage/uploads holds only what is indexed. A run killed half way is finished by the next
+    writer (ingestion/integrity.py)."""
+    with writer_lock(settings) as lock, store_access(settings, "write"):
+        writer = open_writer(settings, lock.interrupted)
+        known = [doc_id for doc_id in dict.fromkeys(doc_ids) if writer.docstore.get_document_hash(doc_id) is not None]
+        writer.drop(known)
+        sync_lexical(settings, writer.hashes())
         return known
 
 
@@ -220,22 +242,21 @@ class IndexedDocument:
 
 
 def indexed_documents(settings: Settings) -> list[IndexedDocument]:
-    """The documents in the store, by id, with their chunk counts."""
-    chunks = Counter(meta["doc"] for meta in collection(settings).get(include=["metadatas"])["metadatas"])
-    sources = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE)
-    return [IndexedDocument(doc, count, sources.indexed.get(doc, ""), sources.files.get(doc, ""))
-            for doc, count in sorted(chunks.items())]
-
-
-def document_hashes(docstore: SimpleDocumentStore) -> dict[str, str]:
-    """Every indexed document's id -> its content hash: the store's state."""
-    return {doc: content_hash for content_hash, doc in docstore.get_all_document_hashes().items()}
+    """The documents in the store, by id, with their chunk counts. Chunks no document record
+    claims (a write a full disk refused half way, a killed run's) are left out: the next writer
+    deletes them (ingestion/integrity.py)."""
+    with store_access(settings, "read"):
+        chunks = chunk_ids(collection(settings))
+        sources = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE)
+        recorded = document_hashes(load_docstore(settings.docstore_dir / DOCSTORE_FILE))
+    return [IndexedDocument(doc, len(ids), sources.indexed.get(doc, ""), sources.files.get(doc, ""))
+            for doc, ids in sorted(chunks.items()) if doc in recorded]
 
 
 def catch_up_lexical(settings: Settings) -> int:
     """Bring the lexical index level with the docstore (what an ingest run ends with); returns
     how many documents were read again."""
-    return sync_lexical(settings, document_hashes(_load_docstore(settings.docstore_dir / DOCSTORE_FILE)))
+    return sync_lexical(settings, document_hashes(load_docstore(settings.docstore_dir / DOCSTORE_FILE)))
 
 
 def _header_llm(settings: Settings) -> LLMHeaderExtractor:
@@ -247,22 +268,6 @@ def _header_llm(settings: Settings) -> LLMHeaderExtractor:
         settings.headers.llm_prompt_file.read_text(encoding="utf-8"),
         settings.storage_dir / "header_cache.json",
     )
-
-
-def _prune(
-    pipeline: IngestionPipeline, docstore: SimpleDocumentStore, sources: SourceRegistry, seen: set[str]
-) -> int:
-    """Remove the documents (and their chunks) that were not found in this run."""
-    gone = set(docstore.get_all_document_hashes().values()) - seen
-    for doc_id in gone:
-        _drop(doc_id, pipeline.vector_store, docstore, sources)
-    return len(gone)
-
-
-def _drop(doc_id: str, store: BasePydanticVectorStore, docstore: SimpleDocumentStore, sources: SourceRegistry) -> None:
-    store.delete(doc_id)
-    docstore.delete_document(doc_id, raise_error=False)  # also drops its hash
-    sources.forget(doc_id)
 
 
 def _write_report(report: IngestReport, settings: Settings) -> None:

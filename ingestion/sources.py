@@ -9,12 +9,17 @@ the file behind each id, so:
   under its first id);
 - a file whose natural id belongs to another existing file gets a longer one, with as many of
   its parent folders as it takes (`ingest a/sub1 a/sub2` -> notes.md and sub2/notes.md);
-- an id whose file is gone passes to the file that now claims it (the file was moved).
+- an id whose file is gone passes to the file that now claims it (the file was moved);
+- a symbolic link is a file of its own name (its id is not its target's).
+
+It also records each indexed file's content digest, so that one file under two names is
+indexed once (ingestion/pipeline.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,26 +32,53 @@ def hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(root).parts)
 
 
+@dataclass
+class Found:
+    files: list[tuple[Path, str]]  # (file, natural doc id)
+    broken: list[Path]  # symbolic links whose target does not exist (or that loop)
+
+
+def walk(paths: list[Path]) -> Found:
+    """The files under `paths` with their natural doc ids (the path relative to the folder
+    given, or the file name), and the broken symbolic links among them."""
+    found = Found([], [])
+    for path in paths:
+        if not path.is_dir():
+            found.files.append((path, path.name))
+            continue
+        for entry in sorted(p for p in path.rglob("*") if not hidden(p, path)):
+            if entry.is_file():
+                found.files.append((entry, entry.relative_to(path).as_posix()))
+            elif entry.is_symlink() and not entry.exists():
+                found.broken.append(entry)
+    return found
+
+
 def discover(paths: list[Path]) -> list[tuple[Path, str]]:
     """(file, natural doc id) pairs: the path relative to the folder given, or the file name."""
-    found = []
-    for path in paths:
-        if path.is_dir():
-            for file in sorted(p for p in path.rglob("*") if p.is_file() and not hidden(p, path)):
-                found.append((file, file.relative_to(path).as_posix()))
-        else:
-            found.append((path, path.name))
-    return found
+    return walk(paths).files
+
+
+def broken_link(link: Path) -> str:
+    """Why a broken symbolic link cannot be ingested, in words."""
+    return f"a broken symbolic link: its target {os.readlink(link)} does not exist"
+
+
+def located(file: Path) -> str:
+    """The path recorded for a file: its folder resolved, its own name kept (a symbolic link is
+    recorded as itself, not as its target)."""
+    return str(file.absolute().parent.resolve() / file.name)
 
 
 @dataclass
 class SourceRegistry:
-    """doc id -> absolute path of the file it was ingested from, and when that file's current
-    version was indexed."""
+    """doc id -> absolute path of the file it was ingested from, when that file's current
+    version was indexed, and the digest of its bytes."""
 
     path: Path
     files: dict[str, str] = field(default_factory=dict)
     indexed: dict[str, str] = field(default_factory=dict)  # doc id -> UTC time, ISO 8601
+    digests: dict[str, str] = field(default_factory=dict)  # doc id -> SHA-256 of the file indexed
     _claimed: set[str] = field(default_factory=set)  # ids given out in this run
 
     @classmethod
@@ -57,8 +89,8 @@ class SourceRegistry:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, OSError) as error:
             raise RuntimeError(f"the source registry {path} is unreadable ({error}): run `ragqa ingest --reset`") from error
-        if set(data) == {"files", "indexed"} and all(isinstance(v, dict) for v in data.values()):
-            return cls(path, data["files"], data["indexed"])
+        if {"files", "indexed"} <= set(data) and all(isinstance(v, dict) for v in data.values()):
+            return cls(path, data["files"], data["indexed"], data.get("digests", {}))
         return cls(path, data)  # the first layout: files only
 
     def stamp(self, doc_id: str) -> None:
@@ -67,7 +99,7 @@ class SourceRegistry:
     def assign(self, file: Path, natural: str) -> str:
         """The id of `file`: its recorded one, else `natural`, lengthened until no other file
         that exists (or that this run already placed) holds it."""
-        resolved = file.resolve()
+        resolved = Path(located(file))
         known = next((doc for doc, source in self.files.items() if source == str(resolved)), None)
         if known is not None:
             self._claimed.add(known)
@@ -90,7 +122,13 @@ class SourceRegistry:
 
     def forget(self, doc_id: str) -> None:
         self.files.pop(doc_id, None)
+        self.unstamp(doc_id)
+
+    def unstamp(self, doc_id: str) -> None:
+        """The id stays the file's; only the record of its indexed version goes."""
         self.indexed.pop(doc_id, None)
+        self.digests.pop(doc_id, None)
 
     def save(self) -> None:
-        write_text_atomically(self.path, json.dumps({"files": self.files, "indexed": self.indexed}, ensure_ascii=False, indent=1))
+        records = {"files": self.files, "indexed": self.indexed, "digests": self.digests}
+        write_text_atomically(self.path, json.dumps(records, ensure_ascii=False, indent=1))

@@ -191,13 +191,13 @@ def test_upsert_prune_and_recovery_from_a_crash(base_settings, tmp_path, monkeyp
 
     # A run that dies after writing c's chunks but before recording c: the next run completes.
     (folder / "c.md").write_text("# C\n\nCharlie text.", encoding="utf-8")
-    import ingestion.pipeline as pipeline_module
+    import ingestion.integrity as integrity
 
-    real_save = pipeline_module._save_docstore
-    monkeypatch.setattr(pipeline_module, "_save_docstore", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+    real_save = integrity.save_docstore
+    monkeypatch.setattr(integrity, "save_docstore", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
         ingest([folder], settings, progress=False)
-    monkeypatch.setattr(pipeline_module, "_save_docstore", real_save)
+    monkeypatch.setattr(integrity, "save_docstore", real_save)
     (folder / "c.md").write_text("# C\n\nCharlie text, edited after the crash.", encoding="utf-8")
     assert ingest([folder], settings, progress=False).indexed == 1
     assert [n.text for n in chunks_of(settings, "c.md")] == ["# C\n\nCharlie text, edited after the crash."]
@@ -246,9 +246,9 @@ def test_killed_run_is_completed_by_the_next(base_settings, tmp_path):
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     assert process.wait() == -signal.SIGKILL, "ingest ended before the kill"
-    from ingestion.pipeline import _load_docstore
+    from ingestion.integrity import load_docstore
 
-    recorded = len(_load_docstore(docstore).get_all_document_hashes())
+    recorded = len(load_docstore(docstore).get_all_document_hashes())
     assert 0 < recorded < 40, f"the kill did not land mid-run ({recorded} of 40 files recorded)"
     assert subprocess.run(command, env=env, capture_output=True).returncode == 0
     got = collection(settings).get(include=["metadatas"])
@@ -494,3 +494,104 @@ def test_a_script_without_a_main_guard_runs_once(base_settings, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "5"
     assert runs.read_text() == "ran\n"
+
+
+def test_a_file_replaced_while_it_is_read_is_read_again(base_settings, tmp_path, monkeypatch):
+    """A writer replacing the file during its conversion (here: as the converter returns): the
+    file is read again, so its chunks are one version; one that keeps changing is reported."""
+    import os
+
+    import ingestion.parallel as parallel
+    from ingestion.parallel import CHANGED
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    note, busy = folder / "note.md", folder / "busy.md"
+    note.write_text("# Old title\n\nThe old text of the note.", encoding="utf-8")
+    busy.write_text("# Busy\n\nVersion 0.", encoding="utf-8")
+    real_convert, versions = parallel.convert, {"note.md": 0, "busy.md": 0}
+
+    def convert_then_replace(path, doc_id, cfg):
+        converted = real_convert(path, doc_id, cfg)
+        if doc_id == "busy.md" or versions["note.md"] == 0:  # note.md is replaced once, busy.md always
+            versions[doc_id] += 1
+            partial = path.with_name(f".{path.name}.new")
+            title = "New title" if doc_id == "note.md" else "Busy"
+            partial.write_text(f"# {title}\n\nThe new text, version {versions[doc_id]}.", encoding="utf-8")
+            os.replace(partial, path)
+        return converted
+
+    monkeypatch.setattr(parallel, "convert", convert_then_replace)
+    settings = fresh_settings(base_settings, tmp_path / "storage", ingest={"workers": 0})
+    report = ingest([folder], settings, progress=False)
+    assert [n.text for n in chunks_of(settings, "note.md")] == ["# New title\n\nThe new text, version 1."]
+    assert chunks_of(settings, "note.md")[0].metadata["Title"] == "New title"
+    assert report.failed == [{"file": str(busy), "reason": CHANGED}] and chunks_of(settings, "busy.md") == []
+
+
+def test_the_same_file_under_two_names_is_indexed_once(base_settings, tmp_path):
+    folder = tmp_path / "docs"
+    (folder / "copies").mkdir(parents=True)
+    text = "# Torque table\n\nThe wheel nuts are tightened to 120 Nm."
+    (folder / "torque.md").write_text(text, encoding="utf-8")
+    (folder / "copies" / "torque (1).md").write_text(text, encoding="utf-8")
+    (folder / "other.md").write_text("# Other\n\nSomething else.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    report = ingest([folder], settings, progress=False)
+    assert (report.indexed, report.failed) == (2, [])
+    assert report.duplicates == [{"file": str(folder / "torque.md"), "doc": "torque.md", "same_as": "copies/torque (1).md"}]
+    assert "1 duplicate" in report.summary() and "same content as copies/torque (1).md" in report.summary()
+    held = {m["doc"] for m in collection(settings).get(include=["metadatas"])["metadatas"]}
+    assert held == {"copies/torque (1).md", "other.md"}
+    again = ingest([folder], settings, progress=False)
+    assert (again.indexed, again.unchanged, len(again.duplicates)) == (0, 2, 1)
+    # A document that comes to hold another's content leaves; the kept copy gone, the other is indexed.
+    (folder / "other.md").write_text(text, encoding="utf-8")
+    (folder / "copies" / "torque (1).md").unlink()
+    pruned = ingest([folder], settings, prune=True, progress=False)
+    assert pruned.pruned == 1 and pruned.indexed == 1 and len(pruned.duplicates) == 1
+    assert {m["doc"] for m in collection(settings).get(include=["metadatas"])["metadatas"]} == {"other.md"}
+
+
+def test_symbolic_links_keep_their_own_names(base_settings, tmp_path):
+    """A link is indexed under its own name (not its target's id), a link to a file beside it
+    is a duplicate, and a broken one is reported in one line."""
+    outside, folder = tmp_path / "outside", tmp_path / "docs"
+    outside.mkdir()
+    folder.mkdir()
+    (outside / "manual.md").write_text("# Manual\n\nPress the red button twice.", encoding="utf-8")
+    (folder / "guide.md").write_text("# Guide\n\nThe lab opens at eight.", encoding="utf-8")
+    (folder / "linked-manual.md").symlink_to(outside / "manual.md")
+    (folder / "guide-link.md").symlink_to(folder / "guide.md")
+    (folder / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    report = ingest([folder], settings, progress=False)
+    assert sorted(report.doc_ids.values()) == ["guide-link.md", "guide.md", "linked-manual.md"]
+    assert report.indexed == 2 and report.unchanged == 0
+    assert [d["same_as"] for d in report.duplicates] == ["guide-link.md"]
+    assert report.failed == [{"file": str(folder / "gone.md"),
+                              "reason": f"a broken symbolic link: its target {tmp_path / 'nowhere.md'} does not exist"}]
+    assert report.summary().count("\n") == 2  # the duplicate and the broken link: one line each
+    assert {m["doc"] for m in collection(settings).get(include=["metadatas"])["metadatas"]} == {
+        "guide-link.md", "linked-manual.md"}
+
+
+def test_a_prune_of_most_of_the_store_needs_yes(base_settings, tmp_path, monkeypatch):
+    from conftest import cli
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(6):
+        (folder / f"part-{i}.md").write_text(f"# Part {i}\n\nPart {i} is blue.", encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage")
+    ingest([folder], settings, progress=False)
+    refused = cli(monkeypatch, settings, "ingest", "--prune", str(folder / "part-0.md"))
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert refused.output.strip().splitlines()[-1] == (
+        "error: --prune would remove 5 of the 6 indexed documents (those not found under the paths given): "
+        "add --yes to go ahead")
+    assert len({m["doc"] for m in collection(settings).get(include=["metadatas"])["metadatas"]}) == 6
+    (folder / "part-5.md").unlink()
+    assert ingest([folder], settings, prune=True, progress=False).pruned == 1  # a few: no question
+    done = cli(monkeypatch, settings, "ingest", "--prune", "--yes", str(folder / "part-0.md"))
+    assert done.exit_code == 0 and "4 pruned" in done.output
