@@ -153,8 +153,8 @@ class Writer:
         held = self.lexical.hashes()
         if not thorough and recorded == held and self.chunks.count() == self.lexical.count():
             return
-        in_chroma = chunk_ids(self.chunks)
         in_lexical = self.lexical.chunk_ids()
+        in_chroma = chunk_ids(self.chunks, known={i: doc for doc, ids in in_lexical.items() for i in ids})
         # Lost, or not the chunks that were recorded (the index holds those the docstore's hash was read at).
         damaged = {doc for doc in recorded if doc not in in_chroma
                    or (held.get(doc) == recorded[doc] and in_lexical.get(doc) != in_chroma[doc])}

@@ -32,7 +32,7 @@ from ingestion.integrity import reset as reset_store
 from ingestion.parallel import conversions
 from ingestion.sources import SourceRegistry, broken_link, walk
 from rag.models import build_embedding
-from rag.retrieval import sync_lexical
+from rag.retrieval import lexical_index, sync_lexical
 from rag.settings import Settings
 from rag.store import chunk_ids, collection, store_access, vector_store, writer_lock
 
@@ -246,7 +246,7 @@ def indexed_documents(settings: Settings) -> list[IndexedDocument]:
     claims (a write a full disk refused half way, a killed run's) are left out: the next writer
     deletes them (ingestion/integrity.py)."""
     with store_access(settings, "read"):
-        chunks = chunk_ids(collection(settings))
+        chunks = chunk_ids(collection(settings), known=lexical_index(settings).chunk_documents())
         sources = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE)
         recorded = document_hashes(load_docstore(settings.docstore_dir / DOCSTORE_FILE))
     return [IndexedDocument(doc, len(ids), sources.indexed.get(doc, ""), sources.files.get(doc, ""))

@@ -176,10 +176,16 @@ class LexicalIndex:
     def chunk_ids(self) -> dict[str, set[str]]:
         """Document id -> the ids of the chunks the index holds of it."""
         held: dict[str, set[str]] = {}
-        with self._connection() as db:
-            for doc, node_id in db.execute("SELECT doc, node_id FROM chunks"):
-                held.setdefault(doc, set()).add(node_id)
+        for node_id, doc in self.chunk_documents().items():
+            held.setdefault(doc, set()).add(node_id)
         return held
+
+    def chunk_documents(self) -> dict[str, str]:
+        """Chunk id -> its document's id, for every chunk the index holds."""
+        if not self.exists():
+            return {}
+        with self._connection() as db:
+            return dict(db.execute("SELECT node_id, doc FROM chunks"))
 
     @classmethod
     def _delete(cls, db: sqlite3.Connection, doc: str) -> None:

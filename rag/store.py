@@ -7,7 +7,7 @@ import fcntl
 import os
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlparse
@@ -67,12 +67,23 @@ def document_ids(chunks) -> list[str]:
     return sorted(chunk_ids(chunks))
 
 
-def chunk_ids(chunks, page: int = 5000) -> dict[str, set[str]]:
-    """Document id -> the ids of the chunks the collection holds of it, from the metadata
-    alone, read a page at a time (a large store's would not fit one answer)."""
+def chunk_ids(chunks, known: Mapping[str, str] | None = None, page: int = 5000) -> dict[str, set[str]]:
+    """Document id -> the ids of the chunks the collection holds of it. The ids alone are read
+    (0.4 s for 100,000 chunks), and the metadata (20 s) only of the chunks whose document
+    `known` (chunk id -> document id: the lexical index's) does not tell; a page at a time."""
+    ids: list[str] = []
+    for offset in range(0, chunks.count(), 4 * page):
+        ids += chunks.get(include=[], limit=4 * page, offset=offset)["ids"]
+    known = known or {}
     held: dict[str, set[str]] = defaultdict(set)
-    for offset in range(0, chunks.count(), page):
-        got = chunks.get(include=["metadatas"], limit=page, offset=offset)
+    unknown = []
+    for chunk_id in ids:
+        if chunk_id in known:
+            held[known[chunk_id]].add(chunk_id)
+        else:
+            unknown.append(chunk_id)
+    for start in range(0, len(unknown), page):
+        got = chunks.get(ids=unknown[start:start + page], include=["metadatas"])
         for chunk_id, meta in zip(got["ids"], got["metadatas"]):
             held[meta["doc"]].add(chunk_id)
     return dict(held)
