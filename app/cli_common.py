@@ -37,6 +37,13 @@ class Commands(TyperGroup):
             if isinstance(error, (EmbeddingServerError, StoreError)):
                 fail(error)
             raise
+        except OSError as error:  # storage/ written beside the store (the UI's temp folder, reports)
+            from rag.store import storage_failure
+
+            reason = storage_failure(error)
+            if reason is None:
+                raise
+            fail(OSError(f"cannot write {error.filename or 'to storage'}: {reason} ({error.strerror or error})"))
 
 
 def settings_from(config: Path | None) -> Settings:

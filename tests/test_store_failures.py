@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, fresh_settings
+from conftest import FIXTURES, free_port, fresh_settings
 from store_checks import assert_agree
 
 from ingestion.pipeline import ingest
@@ -130,7 +130,8 @@ def test_a_read_only_store_ends_every_command_in_one_line(base_settings, tmp_pat
     listed = ragqa(settings, "documents").stdout
     with read_only(settings.storage_dir):
         for command in (["documents"], ["ingest", str(FIXTURES / "battery.md")], ["remove", "battery.md"],
-                        ["ask", "What peak cell temperature was reached?"], ["ingest", "--reset", str(FIXTURES)]):
+                        ["ask", "What peak cell temperature was reached?"], ["ingest", "--reset", str(FIXTURES)],
+                        ["serve", "--port", str(free_port())]):
             assert_one_line(ragqa(settings, *command), str(settings.storage_dir), "read-only")
     assert ragqa(settings, "documents").stdout == listed
     assert assert_agree(settings) == {"battery.md", "cafeteria.md"}
