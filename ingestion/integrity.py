@@ -71,10 +71,10 @@ class Pending:
     def read(self) -> dict:
         if not self.path.is_file():
             return {}
-        try:
+        try:  # written whole or not at all (rag/files.py): only an edit by hand breaks it
             return json.loads(self.path.read_text(encoding="utf-8"))
-        except ValueError:
-            return {}  # only a kill inside write_text_atomically's rename could leave this: nothing begun
+        except ValueError as error:
+            raise RuntimeError(f"the journal {self.path} is unreadable ({error}): run `ragqa ingest --reset`") from error
 
     def write(self, **work) -> None:
         write_text_atomically(self.path, json.dumps(self.read() | work, ensure_ascii=False))
