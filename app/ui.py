@@ -146,7 +146,7 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
     write outside storage/uploads."""
     from ingestion.convert import DocumentLoadError, check_file
     from ingestion.pipeline import ingest
-    from rag.store import StoreBusyError
+    from rag.store import StoreBusyError, StoreError
 
     if not files:
         return "Choose one or more files first."
@@ -177,11 +177,11 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
 
     try:
         report = ingest([target for target, _ in staged], settings, progress=False, on_progress=report_progress)
-    except StoreBusyError as error:
+    except (StoreBusyError, StoreError) as error:
         failed = {str(target) for target, _ in staged}
-        message = f"Nothing was indexed: {error}."
-    else:
-        failed = {f["file"] for f in report.failed}
+        message = f"Nothing was indexed: {escape(str(error), True)}."
+    else:  # a copy of an indexed file is not indexed, so its upload is not kept either
+        failed = {f["file"] for f in report.failed} | {d["file"] for d in report.duplicates}
         message = ""
     for target, earlier in staged:
         if str(target) in failed:
@@ -194,13 +194,17 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
         return message
     lines = [report.summary().splitlines()[0]]
     for target, _ in staged:
-        doc_id = report.doc_ids[str(target)]
+        doc_id = report.doc_ids.get(str(target))
+        if str(target) in failed:
+            continue
         if doc_id in report.replaced:
             lines.append(f"- **{escape(target.name, True)}** replaced the earlier upload of the same name")
         elif doc_id != target.name:
             lines.append(f"- **{escape(target.name, True)}** is indexed as **{escape(doc_id, True)}**: another document "
                          "of that name is already indexed and was kept")
     lines += [f"- **{escape(Path(f['file']).name, True)}**: {escape(f['reason'], True)}" for f in report.failed]
+    lines += [f"- **{escape(Path(d['file']).name, True)}**: same content as **{escape(d['same_as'], True)}**, "
+              "not indexed twice" for d in report.duplicates]
     return "\n\n".join(lines + refused)
 
 

@@ -150,6 +150,15 @@ class HeaderSettings(Section):
     )
     llm: bool = Field(False, description="Ask the LLM for fields no other source gave (cached).")
 
+    @field_validator("fields")
+    @classmethod
+    def _names(cls, fields: list[str]) -> list[str]:
+        # Each field becomes chunk metadata, and Chroma refuses keys starting with $ or # at ingest.
+        for name in fields:
+            if not name.strip() or name[0] in "$#":
+                raise ValueError(f"{name!r} is no field name: not empty, and not starting with $ or #")
+        return fields
+
     @field_validator("filename_pattern")
     @classmethod
     def _regex(cls, pattern: str) -> str:

@@ -102,6 +102,7 @@ def test_copied_config_finds_the_shipped_prompts_and_names_missing_files(tmp_pat
         ("[headers]\nfilename_pattern = '(?P<Test Name>.+)'\n", {},
          r"headers.filename_pattern: '\(\?P<Test Name>\.\+\)' is not a regular expression \(bad character in group name"),
         ("[headers.patterns]\nRegion = '(['\n", {}, r"headers.patterns: Region: '\(\[' is not a regular expression"),
+        ('[headers]\nfields = ["Title", "$where"]\n', {}, r"headers.fields: '\$where' is no field name"),
     ],
 )
 def test_settings_errors_are_one_line(tmp_path, monkeypatch, toml, env, message):

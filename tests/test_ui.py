@@ -76,6 +76,14 @@ def test_upload_indexes_files_and_reports_failures(base_settings, tmp_path):
     docs = {m["doc"] for m in collection(settings).get()["metadatas"]}
     assert {"guide.md", "uploads/guide.md"} <= docs
 
+    # A copy of an indexed file under another name is not indexed twice, nor kept as an upload.
+    copy = tmp_path / "guide-copy.md"
+    copy.write_bytes(elsewhere.read_bytes())
+    message = unescape(index_uploads(settings, [str(copy)]))
+    assert "**guide-copy.md**: same content as **guide.md**, not indexed twice" in message, message
+    assert not (uploads / "guide-copy.md").exists()
+    assert {m["doc"] for m in collection(settings).get()["metadatas"]} == docs
+
 
 def test_filters_reach_the_pipeline(pipeline):
     import pytest
