@@ -72,7 +72,7 @@ def run_answers(
     if resume is not None:
         started = run.config()
         _same_options(run, {"--qa": (Path(started.get("qa", "")).resolve(), qa_file.resolve()),
-                            "--no-rag": (started.get("no_rag", False), no_rag), "--limit": (started.get("limit"), limit)})
+                            "--no-rag": (started.get("no_rag", False), no_rag)})  # a resume may answer more (--limit)
     pipeline = pipeline or RagPipeline(settings)
     rows = answer_questions(pipeline, qa, run, no_rag=no_rag, progress=progress)
     run.write_json("metrics.json", {"answers": refusal_metrics(rows)})
