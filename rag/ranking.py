@@ -1,12 +1,11 @@
 """The rerank stage's model: learning to rank over cheap features of each retrieved chunk.
 
 Dense retrieval wins on paraphrased questions and BM25 on questions that share a document's
-wording; reciprocal-rank fusion averages their ranks and so loses to the better channel on both
-kinds of corpus (docs/BENCHMARKS.md). A linear model over the channels' own scores (a convex
-fusion of scores, which keeps how sure each channel is) plus the question's wording found in the
-chunk beats both channels and their fusion on every corpus measured; the features and the model
-cost about a millisecond per question (embedding the question is most of the stage's 26 ms), and
-it is fitted in seconds.
+wording; reciprocal-rank fusion averages their ranks and so loses to the better channel. A linear
+model over the channels' own scores (a convex fusion of scores, which keeps how sure each channel
+is) plus the question's wording found in the chunk beats both channels and their fusion, costs
+little beside embedding the question, and is fitted in seconds (docs/BENCHMARKS.md, "Learned
+ranker and learned support model").
 
 Features of a chunk for a question, all known after retrieval without another model:
 - `cosine`: the e5 cosine of question and chunk (the store's vector);
@@ -19,9 +18,9 @@ Features of a chunk for a question, all known after retrieval without another mo
 - `numbers`: the share of the question's numbers the chunk contains (0 when it has none);
 - `header`: 1 when a header field value of the chunk (its test name, title...) is in the question.
 
-The default weights (rag/ranker.json) were fitted by benchmarks/fit_ranker.py on two corpora and
-checked on three others; `ragqa train reranker` refits them to a fork's corpus from mined or
-generated questions and reports held-out figures before and after.
+The default weights (rag/ranker.json) were fitted by benchmarks/fit_ranker.py; `ragqa train
+reranker` refits them to a fork's corpus from mined or generated questions and reports held-out
+figures before and after.
 """
 
 from __future__ import annotations
@@ -34,10 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from rag.files import write_text_atomically
-from rag.scoring import _NUMBER, logistic, trigrams
+from rag.logistic import Logistic, fit_standardised
+from rag.text import NUMBER, trigrams
 
 FEATURES = (
-    "cosine", "cosine_gap", "cosine_scaled", "dense_rank", "bm25", "bm25_rank", "trigrams", "numbers", "header",
+    "cosine", "cosine_gap", "cosine_scaled", "dense_rank", "bm25", "bm25_rank", "trigrams", "numbers",
+    "header",
 )
 DEFAULT_RANKER = Path(__file__).with_name("ranker.json")
 
@@ -56,7 +57,7 @@ def features(
     cosines, bm25 = np.asarray(cosines, dtype=np.float64), np.asarray(bm25, dtype=np.float64)
     if not len(cosines):
         return np.zeros((0, len(FEATURES)))
-    grams, numbers = trigrams(query), set(_NUMBER.findall(query))
+    grams, numbers = trigrams(query), set(NUMBER.findall(query))
     lowered = query.lower()
     spread = cosines.max() - cosines.min()
     top_bm25 = bm25.max()
@@ -68,33 +69,10 @@ def features(
         bm25 / top_bm25 if top_bm25 > 0 else np.zeros_like(bm25),
         _rank_weight(bm25) * (bm25 > 0),
         [len(grams & trigrams(t)) / len(grams) if grams else 0.0 for t in texts],
-        [len(numbers & set(_NUMBER.findall(t))) / len(numbers) if numbers else 0.0 for t in texts],
+        [len(numbers & set(NUMBER.findall(t))) / len(numbers) if numbers else 0.0 for t in texts],
         [float(any(len(v) >= 4 and v.lower() in lowered for v in values)) for values in headers],
     ]
     return np.column_stack([np.asarray(c, dtype=np.float64) for c in columns])
-
-
-@dataclass
-class Logistic:
-    """sigmoid(weights . features + bias), weights in `features` order: the learned ranker here
-    and the two support models of rag/support.py."""
-
-    weights: list[float]
-    bias: float
-    features: tuple[str, ...] = ()
-
-    def __call__(self, rows: np.ndarray) -> np.ndarray:
-        return logistic(rows @ np.asarray(self.weights) + self.bias)
-
-    def to_dict(self) -> dict:
-        return {"features": list(self.features), "weights": self.weights, "bias": self.bias}
-
-    @classmethod
-    def from_dict(cls, data: dict, expected: tuple[str, ...], what: str) -> Logistic:
-        """The model `data` holds, when it was fitted on the `expected` features."""
-        if tuple(data.get("features") or ()) != expected:
-            raise ValueError(f"{what}: its features {data.get('features')} are not {list(expected)}: retrain it")
-        return cls([float(w) for w in data["weights"]], float(data["bias"]), expected)
 
 
 @dataclass
@@ -131,22 +109,39 @@ def fit_ranker(
     2. the calibration: a logistic over that score (Platt scaling), so the score shown with each
        source is P(relevant); monotone, so the order of step 1 is kept.
     """
-    from scipy.optimize import minimize
     from sklearn.linear_model import LogisticRegression
 
     weights = list(weights or [1.0] * len(examples))
     usable = [(x, y, w) for (x, y), w in zip(examples, weights) if len(y) and y.max() > 0]
     if not usable or all(y.min() == y.max() for _, y, _ in usable):
         raise ValueError("no training question has both relevant and irrelevant candidates: nothing to learn")
-    rows = np.vstack([x for x, _, _ in usable])
-    mean, scale = rows.mean(axis=0), rows.std(axis=0) + 1e-9
+    labels = np.concatenate([y for _, y, _ in usable])
+    sample = np.concatenate([np.full(len(y), wt) for _, y, wt in usable])
+
+    def fit(standardised: np.ndarray) -> tuple[np.ndarray, float]:
+        w = _listwise(usable, standardised, strength)
+        platt = LogisticRegression(C=100.0).fit((standardised @ w)[:, None], labels, sample_weight=sample)
+        return float(platt.coef_[0][0]) * w, float(platt.intercept_[0])
+
+    model = fit_standardised(np.vstack([x for x, _, _ in usable]), fit, FEATURES)
+    return LinearRanker(model.weights, model.bias, source=source)
+
+
+def _listwise(usable: Sequence[tuple[np.ndarray, np.ndarray, float]], standardised: np.ndarray,
+              strength: float) -> np.ndarray:
+    """The weights minimising the weighted listwise softmax loss plus L2, over the questions'
+    standardised candidate rows (stacked in question order)."""
+    from scipy.optimize import minimize
+
     size = max(len(y) for _, y, _ in usable)
     # Pad every question to `size` candidates; padding gets -inf scores through the mask.
     z = np.zeros((len(usable), size, len(FEATURES)))
     target = np.zeros((len(usable), size))
     mask = np.zeros((len(usable), size), dtype=bool)
-    for i, (x, y, _) in enumerate(usable):
-        z[i, : len(y)], target[i, : len(y)], mask[i, : len(y)] = (x - mean) / scale, y / y.sum(), True
+    starts = np.cumsum([0] + [len(y) for _, y, _ in usable])
+    for i, (_, y, _) in enumerate(usable):
+        z[i, : len(y)] = standardised[starts[i] : starts[i + 1]]
+        target[i, : len(y)], mask[i, : len(y)] = y / y.sum(), True
     weight = np.array([w for _, _, w in usable])
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
@@ -158,11 +153,4 @@ def fit_ranker(
         grad = np.einsum("q,qnd,qn->d", weight, z, p - target) + w / strength
         return value, grad
 
-    w = minimize(loss, np.zeros(len(FEATURES)), jac=True, method="L-BFGS-B").x
-    labels = np.concatenate([y for _, y, _ in usable])
-    sample = np.concatenate([np.full(len(y), wt) for _, y, wt in usable])
-    platt = LogisticRegression(C=100.0).fit((((rows - mean) / scale) @ w)[:, None], labels, sample_weight=sample)
-    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
-    raw = a * w / scale  # back to raw feature units, so the JSON needs no scaler
-    bias = b - float((a * w * mean / scale).sum())
-    return LinearRanker([round(float(v), 6) for v in raw], round(bias, 6), source=source)
+    return minimize(loss, np.zeros(len(FEATURES)), jac=True, method="L-BFGS-B").x
