@@ -15,15 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
-from rag.references import split_sentences
-from rag.scoring import BiEncoderScorer, trigrams
+from rag.scoring import BiEncoderScorer
+from rag.text import cells, split_sentences, table_rows, trigrams
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
-_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")
 
 
 @dataclass
@@ -36,30 +34,6 @@ class Unit:
     text: str
     lead: tuple[str, ...] = ()
     priority: float = 0.0
-
-
-def cells(row: str) -> list[str]:
-    return [cell.strip() for cell in row.strip().strip("|").split("|")]
-
-
-def table_rows(block: str) -> tuple[list[str], list[str]] | None:
-    """(header line, row lines) of a Markdown table block; None for any other block."""
-    lines = [line.strip() for line in block.splitlines() if line.strip()]
-    if len(lines) >= 2 and lines[0].startswith("|") and _TABLE_RULE.match(lines[1]):
-        return lines[:2], lines[2:]
-    return None
-
-
-@lru_cache(maxsize=1024)
-def markdown_tables(text: str) -> tuple[tuple[list[str], list[list[str]]], ...]:
-    """(column names, rows of cells) of every Markdown table in a text; cached, as the matcher
-    meets each chunk once per run of sentences (read-only: do not change what it returns)."""
-    found = []
-    for block in re.split(r"\n\s*\n", text):
-        if parsed := table_rows(block):
-            (header, _rule), rows = parsed
-            found.append((cells(header), [cells(row) for row in rows]))
-    return tuple(found)
 
 
 def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:

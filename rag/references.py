@@ -27,9 +27,8 @@ from dataclasses import dataclass, field, replace
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.scoring import Scorer
-from rag.settings import ReferenceSettings
-
-_MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")
+from rag.settings import Settings
+from rag.text import MARKER, split_sentences
 
 
 @dataclass
@@ -66,8 +65,9 @@ class ReferenceMatcher:
     split_penalty: float = 0.01  # only breaks ties: not a setting
 
     @classmethod
-    def from_settings(cls, settings: ReferenceSettings, scorer: Scorer) -> ReferenceMatcher:
-        return cls(scorer, settings.threshold, settings.max_span, settings.margin, settings.context_bonus)
+    def from_settings(cls, settings: Settings, scorer: Scorer) -> ReferenceMatcher:
+        cfg = settings.references
+        return cls(scorer, settings.support.threshold, cfg.max_span, cfg.margin, cfg.context_bonus)
 
     def run(self, answer: str, nodes: Sequence[NodeWithScore], threshold: float | None = None) -> list[Segment]:
         """The answer's segments with indices into `nodes`, read as they were embedded (header
@@ -77,7 +77,7 @@ class ReferenceMatcher:
         sentences = split_sentences(answer)
         docs = [re.escape(str(n.node.metadata["doc"])) for n in nodes if n.node.metadata.get("doc")]
         names = re.compile("|".join(docs) or "(?!)")
-        claims = [names.sub("", _MARKER.sub("", s)) for s in sentences]
+        claims = [names.sub("", MARKER.sub("", s)) for s in sentences]
         chunks = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
         return [replace(segment, text=" ".join(sentences[segment.start : segment.end + 1]))
                 for segment in self.match(claims, chunks, threshold)]
@@ -149,7 +149,7 @@ def marked(text: str, refs: Sequence[int]) -> str:
     """`text` with the model's citation marks replaced by `refs` ("[1, 3]"), set before its
     closing punctuation; without refs, no mark. What a reader sees is the matcher's finding, not
     the number the model wrote (which may name another passage)."""
-    bare = _MARKER.sub("", text).rstrip()
+    bare = MARKER.sub("", text).rstrip()
     if not refs:
         return bare
     end = _CLOSING.search(bare)
@@ -178,51 +178,3 @@ def cited(text: str, segments: Sequence[tuple[int, int, Sequence[int]]]) -> str:
         parts += [text[cursor:start], marked(text[start:end], refs)]
         cursor = end
     return "".join(parts) + text[cursor:]
-
-
-# ------------------------------------------------------------------------------ sentences
-
-_ABBREVIATIONS = {
-    "e.g", "i.e", "etc", "vs", "cf", "al", "approx", "fig", "figs", "no", "nos", "vol", "pp",
-    "p", "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "inc", "ltd", "co", "corp", "dept",
-    "est", "min", "max", "ca", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
-    "oct", "nov", "dec", "eq", "sec", "ch", "ref", "resp", "u.s", "u.k", "a.m", "p.m",
-}
-# A sentence end: terminal punctuation, closing quotes/brackets, then any citation markers.
-_END = re.compile(r"[.!?。！？]+[\"'”’)\]]*(?:\s*\[\d+(?:\s*[,;-]\s*\d+)*\])*(?=\s|$)")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*•·]|\d+[.)]|[a-zA-Z][.)])\s+")
-_WORD_BEFORE = re.compile(r"(?:^|\s)([\w.]+)$")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split English or Korean text into sentences.
-
-    Keeps citation markers like `[2]` with the sentence they close, does not split after
-    abbreviations, initials or inside decimals, and treats list items and lines as boundaries.
-    """
-    sentences: list[str] = []
-    for line in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•·]|\d+[.)])\s)", text):
-        for part in line.split("\n") if _LIST_ITEM.match(line) else [line.replace("\n", " ")]:
-            sentences.extend(_split_line(part))
-    return [s for s in sentences if s]
-
-
-def _split_line(line: str) -> list[str]:
-    line = re.sub(r"\s+", " ", line).strip()
-    out, start = [], 0
-    for match in _END.finditer(line):
-        end = match.end()
-        if end >= len(line):
-            break
-        if match.group().startswith(".") and not match.group().startswith(".."):
-            word = _WORD_BEFORE.search(line[start : match.start()])
-            token = word.group(1) if word else ""
-            if token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isupper()):
-                continue
-        following = line[end:].lstrip()
-        if following[:1].islower():  # "e.g. the", "3 p.m. and": not a new sentence
-            continue
-        out.append(line[start:end].strip())
-        start = end
-    out.append(line[start:].strip())
-    return out

@@ -9,7 +9,7 @@
   translation (docs/BENCHMARKS.md). Retrieval then runs on both questions and the ranker orders
   their union by the translation; the answer is still written in the asker's language.
 
-Korean and English are told apart by script (rag/scoring.hangul_script).
+Korean and English are told apart by script (rag/text.hangul_script).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from llama_index.core.llms import LLM
 
-from rag.scoring import _HANGUL, hangul_script
+from rag.text import HANGUL, hangul_script
 
 _LABEL = re.compile(r"^(standalone question|question|translation|korean|english)\s*:\s*", re.I)
 
@@ -124,7 +124,7 @@ def leaked(rewrite: str, source: str) -> bool:
 def written_in(text: str, language: str) -> bool:
     """Korean: any Hangul (a Korean sentence about `/etc/kbd/config` may hold more Latin letters
     than syllables); English: mostly Latin letters."""
-    return bool(_HANGUL.search(text)) if language == "Korean" else script_language(text) == language
+    return bool(HANGUL.search(text)) if language == "Korean" else script_language(text) == language
 
 
 def _one_line(llm: LLM, prompt: str) -> str:

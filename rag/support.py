@@ -16,7 +16,7 @@ them apart is cheap to compute and learned from annotated answers:
   chunk's sentence, not the whole chunk, is what the segment translates, and a pair of sentences
   catches a translation that splits or joins them differently (docs/BENCHMARKS.md);
 - `wording`: the share of the segment's character trigrams the chunk contains, capped by the
-  share of its numbers there (same script only: rag/scoring.lexical_support);
+  share of its numbers there (same script only: lexical_support);
 - `numbers_missing`: the share of the segment's numbers the chunk lacks: a changed figure makes
   a paraphrase unsupported in any language;
 - `latin`: across scripts, the share of the Korean side's Latin-script words (product names,
@@ -36,15 +36,15 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from rag.files import write_text_atomically
-from rag.ranking import Logistic
-from rag.references import _MARKER, split_sentences
-from rag.context import markdown_tables
-from rag.scoring import _NUMBER, BiEncoderScorer, Pair, Scorer, across_scripts, hangul_script, lexical_support, trigrams
+from rag.logistic import Logistic, fit_standardised
+from rag.scoring import BiEncoderScorer, Pair, Scorer
+from rag.text import MARKER, NUMBER, across_scripts, hangul_script, markdown_tables, split_sentences, trigrams
 from rag.units import comparisons_hold, units_backed
 
 SAME = ("cosine", "wording", "numbers_missing")
@@ -64,8 +64,31 @@ def passages(chunk: str) -> list[str]:
 
 
 def numbers_missing(segment: str, chunk: str) -> float:
-    numbers = set(_NUMBER.findall(segment))
-    return len(numbers - set(_NUMBER.findall(chunk))) / len(numbers) if numbers else 0.0
+    numbers = set(NUMBER.findall(segment))
+    return len(numbers - set(NUMBER.findall(chunk))) / len(numbers) if numbers else 0.0
+
+
+@lru_cache(maxsize=4096)
+def _wording(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Trigrams and numbers of a text; cached, as each chunk meets every segment of an answer."""
+    return frozenset(trigrams(text)), frozenset(NUMBER.findall(text))
+
+
+def lexical_support(segment: str, chunk: str) -> float | None:
+    """Share of the segment's trigrams that the chunk contains (1.0: every word is there), capped
+    by the share of its numbers the chunk contains: one missing figure is a few trigrams among
+    many, but a chunk without the figure cannot support the statement.
+
+    Across languages (an English answer from a Korean chunk) words cannot match, so only the
+    numbers count; None when there are none: the wording says nothing either way."""
+    (grams, numbers), (chunk_grams, chunk_numbers) = _wording(segment), _wording(chunk)
+    number_share = len(numbers & chunk_numbers) / len(numbers) if numbers else None
+    if across_scripts(segment, chunk):
+        return number_share
+    if not grams:
+        return 0.0
+    share = len(grams & chunk_grams) / len(grams)
+    return share if number_share is None else min(share, number_share)
 
 
 def latin_shared(segment: str, chunk: str) -> float:
@@ -107,7 +130,7 @@ def table_support(segment: str, chunk: str) -> bool:
     if across_scripts(segment, chunk):
         return False
     header = _HEADER.match(chunk)
-    in_header = set(_NUMBER.findall(header.group(0) if header else ""))
+    in_header = set(NUMBER.findall(header.group(0) if header else ""))
     for columns, rows in markdown_tables(chunk):
         values = [[i for i, cell in enumerate(row) if _NUMERIC_CELL.fullmatch(cell)] for row in rows]
         named = [sum(_named(cell, segment) for i, cell in enumerate(row) if cell and i not in nums)
@@ -120,10 +143,10 @@ def table_support(segment: str, chunk: str) -> bool:
         for i, cell in enumerate(row):
             if i not in nums and not _DATE_CELL.fullmatch(cell) and re.search(r"\d", cell):
                 text = re.sub(re.escape(cell), " ", text, flags=re.I)  # a code naming the row
-        figures = set(_NUMBER.findall(text)) - in_header
+        figures = set(NUMBER.findall(text)) - in_header
         covered, valued = set(), False
         for i, cell in enumerate(row):
-            found = figures & set(_NUMBER.findall(cell))
+            found = figures & set(NUMBER.findall(cell))
             if found and i in nums[1:] and not (i < len(columns) and _named(columns[i], segment)):
                 continue  # a figure of another column than the one the segment names
             covered |= found
@@ -143,7 +166,7 @@ def codes(text: str) -> set[str]:
     dot, at, dash or underscore inside ("/etc/modules", "file-rc", "xyz@packages.debian.org"),
     not plain words ("squeeze", "Debian") that a sentence about anything may name."""
     found = set()
-    for quoted, word in _CODE.findall(_MARKER.sub("", text)):
+    for quoted, word in _CODE.findall(MARKER.sub("", text)):
         for token in quoted.split() if quoted else [word]:
             token = re.sub(r"[^\x21-\x7e]+.*$", "", token.strip("\"'“”‘’()[]<>,;:")).rstrip(".,;:")
             if re.search(r"[A-Za-z0-9]{3,}", token) and re.search(r"[A-Za-z]", token) and (quoted or _CODE_SIGN.search(token)):
@@ -168,8 +191,8 @@ def code_support(segment: str, chunk: str, common: set[str] = frozenset()) -> bo
     text = " ".join(chunk.lower().split())
     if not wanted or not all(code in text for code in wanted):
         return False
-    figures = set(_NUMBER.findall(_MARKER.sub("", segment)))
-    return any(figures <= set(_NUMBER.findall(p)) for p in passages(chunk) if any(c in p.lower() for c in wanted))
+    figures = set(NUMBER.findall(MARKER.sub("", segment)))
+    return any(figures <= set(NUMBER.findall(p)) for p in passages(chunk) if any(c in p.lower() for c in wanted))
 
 
 def common_codes(pairs: Sequence[Pair]) -> dict[str, set[str]]:
@@ -308,12 +331,12 @@ def fit_logistic(rows: np.ndarray, labels: np.ndarray, features: tuple[str, ...]
     pair's error is worth) for the matcher's threshold of 0.5."""
     from sklearn.linear_model import LogisticRegression
 
-    mean, scale = rows.mean(axis=0), rows.std(axis=0) + 1e-9
-    model = LogisticRegression(max_iter=3000, class_weight={0.0: 1.0, 1.0: positive_weight})
-    model.fit((rows - mean) / scale, labels)
-    raw = model.coef_[0] / scale
-    bias = float(model.intercept_[0] - (model.coef_[0] * mean / scale).sum())
-    return Logistic([round(float(w), 6) for w in raw], round(bias, 6), features)
+    def fit(standardised: np.ndarray) -> tuple[np.ndarray, float]:
+        model = LogisticRegression(max_iter=3000, class_weight={0.0: 1.0, 1.0: positive_weight})
+        model.fit(standardised, labels)
+        return model.coef_[0], float(model.intercept_[0])
+
+    return fit_standardised(rows, fit, features)
 
 
 def fit_centres(encoder: BiEncoderScorer, texts: Sequence[str], per_script: int = 1500) -> dict[str, np.ndarray]:
@@ -332,9 +355,9 @@ def fit_centres(encoder: BiEncoderScorer, texts: Sequence[str], per_script: int 
 
 def support_scorer(settings, encoder: BiEncoderScorer | None) -> Scorer:
     """The reference matcher's scorer: the learned support model over the bi-encoder, or with
-    `scoring.support = "llm"` the LLM server as verifier (rag/verifier.py)."""
-    if settings.scoring.support == "llm":
+    `support.method = "llm"` the LLM server as verifier (rag/verifier.py)."""
+    if settings.support.method == "llm":
         from rag.verifier import LLMVerifier
 
         return LLMVerifier.from_settings(settings)
-    return LearnedSupport(encoder, SupportModel.load(settings.scoring.support_file))
+    return LearnedSupport(encoder, SupportModel.load(settings.support.model_file))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rag.references import split_sentences
+from rag.text import TABLE_RULE, cells, split_sentences
 
 # Each unit by its spellings; single Latin letters count only in this case ("5 s", not "50M").
 UNITS: dict[str, tuple[str, ...]] = {
@@ -95,18 +95,18 @@ def chunk_units(chunk: str) -> dict[str, frozenset[str | None]]:
     lines = chunk.splitlines()
     header: list[str] = []
     for i, line in enumerate(lines):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
-        if cells and i + 1 < len(lines) and re.match(r"^\|?\s*:?-{2,}", lines[i + 1].strip()):
-            header = cells
+        row = cells(line) if line.lstrip().startswith("|") else []
+        if row and i + 1 < len(lines) and TABLE_RULE.match(lines[i + 1].strip()):
+            header = row
             continue
-        if not cells:
+        if not row:
             header = [] if not line.strip() else header
             for sentence in split_sentences(line) or [line]:
                 _collect(units, [(sentence, _named_units(sentence))])
             continue
         named = _named_units(line)
         _collect(units, [(cell, named | (_named_units(header[j] + " |") if j < len(header) else set()))
-                         for j, cell in enumerate(cells)])
+                         for j, cell in enumerate(row)])
     return {number: frozenset(found) for number, found in units.items()}
 
 

@@ -1,0 +1,123 @@
+"""Text helpers shared by retrieval, the context, the reference matcher and OCR: scripts,
+trigrams, numbers, citation markers, sentences and Markdown tables."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# ------------------------------------------------------------------------------ scripts
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")  # a Hangul syllable
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def hangul_script(text: str, letters_per_syllable: int = 1) -> bool:
+    """Written mostly in Hangul (Korean) rather than Latin letters, a syllable counted as
+    `letters_per_syllable` letters (1: as the support model was fitted; a syllable holds about
+    three letters' worth)."""
+    return letters_per_syllable * len(HANGUL.findall(text)) > len(_LATIN.findall(text))
+
+
+def across_scripts(segment: str, chunk: str) -> bool:
+    """Whether the segment may be a translation of the chunk's text: it is in the other script,
+    or it is in Latin letters and the chunk is partly in Hangul (its letters may outnumber its
+    syllables while much of it is Korean). Korean text routinely carries Latin names and
+    commands, so a Korean segment is across only from a chunk mostly in Latin letters."""
+    hangul, latin = len(HANGUL.findall(chunk)), len(_LATIN.findall(chunk))
+    return hangul <= latin if hangul_script(segment) else 3 * hangul >= latin
+
+
+# ------------------------------------------------------------------------------ words and numbers
+
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")  # a citation marker: "[2]", "[1, 3]"
+
+
+def trigrams(text: str) -> set[str]:
+    """Character 3-grams of the lower-cased words: language-agnostic (Korean particles and
+    English inflections change a word's end, not most of its trigrams)."""
+    words = " ".join(re.findall(r"\w+", text.lower()))
+    return {words[i : i + 3] for i in range(len(words) - 2)}
+
+
+def normalised(text: str) -> str:
+    """Lower-cased words separated by single spaces, punctuation dropped: for comparing wordings."""
+    return re.sub(r"\W+", " ", text).strip().lower()
+
+
+# ------------------------------------------------------------------------------ sentences
+
+_ABBREVIATIONS = {
+    "e.g", "i.e", "etc", "vs", "cf", "al", "approx", "fig", "figs", "no", "nos", "vol", "pp",
+    "p", "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "inc", "ltd", "co", "corp", "dept",
+    "est", "min", "max", "ca", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+    "oct", "nov", "dec", "eq", "sec", "ch", "ref", "resp", "u.s", "u.k", "a.m", "p.m",
+}
+# A sentence end: terminal punctuation, closing quotes/brackets, then any citation markers.
+_END = re.compile(r"[.!?。！？]+[\"'”’)\]]*(?:\s*\[\d+(?:\s*[,;-]\s*\d+)*\])*(?=\s|$)")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•·]|\d+[.)]|[a-zA-Z][.)])\s+")
+_WORD_BEFORE = re.compile(r"(?:^|\s)([\w.]+)$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split English or Korean text into sentences.
+
+    Keeps citation markers like `[2]` with the sentence they close, does not split after
+    abbreviations, initials or inside decimals, and treats list items and lines as boundaries.
+    """
+    sentences: list[str] = []
+    for line in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•·]|\d+[.)])\s)", text):
+        for part in line.split("\n") if _LIST_ITEM.match(line) else [line.replace("\n", " ")]:
+            sentences.extend(_split_line(part))
+    return [s for s in sentences if s]
+
+
+def _split_line(line: str) -> list[str]:
+    line = re.sub(r"\s+", " ", line).strip()
+    out, start = [], 0
+    for match in _END.finditer(line):
+        end = match.end()
+        if end >= len(line):
+            break
+        if match.group().startswith(".") and not match.group().startswith(".."):
+            word = _WORD_BEFORE.search(line[start : match.start()])
+            token = word.group(1) if word else ""
+            if token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isupper()):
+                continue
+        following = line[end:].lstrip()
+        if following[:1].islower():  # "e.g. the", "3 p.m. and": not a new sentence
+            continue
+        out.append(line[start:end].strip())
+        start = end
+    out.append(line[start:].strip())
+    return out
+
+
+# ------------------------------------------------------------------------------ Markdown tables
+
+TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")  # the line under a Markdown table's header
+
+
+def cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def table_rows(block: str) -> tuple[list[str], list[str]] | None:
+    """(header line, row lines) of a Markdown table block; None for any other block."""
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    if len(lines) >= 2 and lines[0].startswith("|") and TABLE_RULE.match(lines[1]):
+        return lines[:2], lines[2:]
+    return None
+
+
+@lru_cache(maxsize=1024)
+def markdown_tables(text: str) -> tuple[tuple[list[str], list[list[str]]], ...]:
+    """(column names, rows of cells) of every Markdown table in a text; cached, as the matcher
+    meets each chunk once per run of sentences (read-only: do not change what it returns)."""
+    found = []
+    for block in re.split(r"\n\s*\n", text):
+        if parsed := table_rows(block):
+            (header, _rule), rows = parsed
+            found.append((cells(header), [cells(row) for row in rows]))
+    return tuple(found)
