@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from xml.etree import ElementTree
 
-from rag.scoring import _HANGUL
+from rag.text import HANGUL
 
 INSTALL_HINT = "install it with: apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-kor"
 MIN_WORD_CONFIDENCE = 30  # Tesseract's 0-100 word confidence; lower is mostly specks read as letters
@@ -145,7 +145,7 @@ def _line(span) -> OcrLine | None:
     height = sorted(w[4] for w in words)[len(words) // 2]
     text = words[0][2]
     for (_, right, before, *_), (left, _, token, *_) in zip(words, words[1:]):
-        joined = left - right < SYLLABLE_GAP * height and bool(_HANGUL.match(before[-1]) or _HANGUL.match(token[0]))
+        joined = left - right < SYLLABLE_GAP * height and bool(HANGUL.match(before[-1]) or HANGUL.match(token[0]))
         text += token if joined else " " + token
     if not any(ch.isalnum() for ch in text):
         return None
