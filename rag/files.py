@@ -11,11 +11,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-def write_text_atomically(path: Path, text: str) -> Path:
+@contextmanager
+def replaced_file(path: Path) -> Iterator[Path]:
+    """A path beside `path` to write to, renamed onto `path` when the block ends without an
+    error (on an error `path` is untouched)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
+    yield partial
     os.replace(partial, path)
+
+
+def write_text_atomically(path: Path, text: str) -> Path:
+    with replaced_file(path) as partial:
+        partial.write_text(text, encoding="utf-8")
     return path
 
 
