@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from corpora import DEVBENCH
-from ingestion.convert import convert, pdf_text_layer
+from ingestion.convert import convert
+from ingestion.pdf import pdf_text_layer
 from ingestion.spacing import spacing
 from rag.settings import REPO_ROOT, IngestSettings
 

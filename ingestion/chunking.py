@@ -22,7 +22,7 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.node_parser import NodeParser, SentenceSplitter
 from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
 
-from ingestion.convert import Block, ConvertedDocument
+from ingestion.document import Block, ConvertedDocument
 
 LOCATION_KEYS = ("doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr")
 

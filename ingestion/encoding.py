@@ -13,7 +13,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from ingestion.errors import DocumentLoadError
+from ingestion.document import DocumentLoadError
 
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _DECLARED = re.compile(

@@ -20,13 +20,14 @@ from xml.etree import ElementTree
 
 from PIL import Image, UnidentifiedImageError
 
-from ingestion.convert import Block, DocumentLoadError
+from ingestion.document import Block, DocumentLoadError
 from ingestion.ocr import OcrUnavailable, check_languages, read_image
+from ingestion.office import OFFICE_FORMATS
+from ingestion.tables import markdown_table
 from rag.settings import IngestSettings
 
 logger = logging.getLogger(__name__)
 
-OFFICE_FORMATS = {"docx", "pptx", "xlsx"}
 CHART_CORNER = "Category"  # Docling leaves the header cell above the categories blank
 MIN_PICTURE_SIDE = 16  # pixels; smaller pictures are bullets and icons, too small to hold text
 _PICTURE_ELEMENTS = {"inline", "anchor", "pic"}  # wp:inline/anchor (DOCX), p:pic, xdr:pic, pic:pic
@@ -34,7 +35,8 @@ _NAME_ELEMENTS = {"docPr", "cNvPr"}  # where Office keeps a picture's alt text (
 # What tools write when nobody wrote an alt text: "Picture" (openpyxl), "Picture 3" (Office), the
 # file's name (python-pptx, older PowerPoint).
 _PLACEHOLDER = re.compile(
-    r"(picture|image|graphic|chart|그림|이미지|차트)\s*\d*|\S+\.(png|jpe?g|gif|bmp|tiff?|emf|wmf|svg)", re.IGNORECASE
+    r"(picture|image|graphic|chart|그림|이미지|차트)\s*\d*|\S+\.(png|jpe?g|gif|bmp|tiff?|emf|wmf|svg)",
+    re.IGNORECASE,
 )
 _REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}embed"
 
@@ -44,7 +46,9 @@ def picture_captions(document) -> set[str]:
     return {caption.cref for picture in document.pictures for caption in picture.captions}
 
 
-def figure_block(item, document, pictures: PictureReader, section: tuple[str, ...], **location) -> Block | None:
+def figure_block(
+    item, document, pictures: PictureReader, section: tuple[str, ...], **location
+) -> Block | None:
     """The block of a PictureItem: a chart's data table, or a picture's text; None for a
     picture with nothing to read (a photo without alt text)."""
     table = chart_table(item, document)
@@ -60,19 +64,10 @@ def chart_table(item, document) -> str | None:
     chart = item.meta.tabular_chart if item.meta else None
     if chart is None or not chart.chart_data.grid:
         return None
-    rows = [[_cell(c.text) for c in row] for row in chart.chart_data.grid]
+    rows = [[" ".join(c.text.split()) for c in row] for row in chart.chart_data.grid]
     rows[0][0] = rows[0][0] or CHART_CORNER
-    lines = [_row(rows[0]), "|" + "---|" * len(rows[0]), *(_row(r) for r in rows[1:])]
     title = item.caption_text(document).strip()
-    return f"Chart{': ' + title if title else ''}\n\n" + "\n".join(lines)
-
-
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
+    return f"Chart{': ' + title if title else ''}\n\n" + markdown_table(rows[0], rows[1:])
 
 
 @dataclass
@@ -96,7 +91,8 @@ class PictureReader:
         whether any of it came from OCR."""
         image = item.get_image(document)
         key = image_key(image) if image is not None else None
-        labels = dict.fromkeys(t for t in (self.alt_texts.get(key, ""), item.caption_text(document).strip()) if t)
+        named = (self.alt_texts.get(key, ""), item.caption_text(document).strip())
+        labels = dict.fromkeys(t for t in named if t)
         read = self._ocr(image, key) if image is not None and min(image.size) >= MIN_PICTURE_SIDE else []
         if not labels and not read:
             return "", False
@@ -124,7 +120,8 @@ class PictureReader:
 def image_key(image) -> str:
     """Identifies a picture by its pixels: Docling re-encodes the file's images, so their bytes
     differ, but the pixels do not."""
-    return hashlib.blake2b(image.convert("RGB").tobytes() + repr(image.size).encode(), digest_size=16).hexdigest()
+    pixels = image.convert("RGB").tobytes() + repr(image.size).encode()
+    return hashlib.blake2b(pixels, digest_size=16).hexdigest()
 
 
 def alt_texts(path: Path) -> dict[str, str]:
@@ -144,14 +141,14 @@ def alt_texts(path: Path) -> dict[str, str]:
                 continue
             try:
                 root, targets = ElementTree.fromstring(data), _relationships(package, part, names)
-            except ElementTree.ParseError:  # alt text is a bonus: a part Docling got past must not fail the file
-                continue
+            except ElementTree.ParseError:
+                continue  # alt text is a bonus: a part Docling got past must not fail the file
             for media, text in _described_pictures(root, targets):
                 try:
                     with Image.open(package.open(media)) as image:
                         alt.setdefault(image_key(image), text)
-                except (UnidentifiedImageError, OSError):  # a metafile PIL cannot draw: Docling has no image either
-                    continue
+                except (UnidentifiedImageError, OSError):
+                    continue  # a metafile PIL cannot draw: Docling has no image either
     return alt
 
 
@@ -183,7 +180,8 @@ def _relationships(package: zipfile.ZipFile, part: str, names: set[str]) -> dict
         target = rel.get("Target", "")
         if rel.get("TargetMode") == "External":
             continue
-        resolved = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
+        absolute = target.startswith("/")
+        resolved = target.lstrip("/") if absolute else posixpath.normpath(posixpath.join(folder, target))
         if resolved in names:
             targets[rel.get("Id")] = resolved
     return targets

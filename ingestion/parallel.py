@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
-from ingestion.convert import ConvertedDocument, DocumentLoadError, convert
+from ingestion.convert import convert
+from ingestion.document import ConvertedDocument, DocumentLoadError
 from rag.settings import IngestSettings
 
 MIN_FILES = 4  # below this, starting a worker (importing Docling) costs more than it saves
@@ -101,8 +102,8 @@ def _without_main_script() -> Iterator[None]:
 
 def worker_count(cfg: IngestSettings, files: int) -> int:
     """Conversion processes for a batch: `ingest.workers`, by default one per core beyond the
-    two the embedder's threads keep busy (none on 2 cores: measured, a worker there slowed the
-    devbench HTML set by 12%, docs/BENCHMARKS.md); none for a small batch."""
+    two the embedder's threads keep busy (none on 2 cores, where a worker slows ingestion:
+    docs/BENCHMARKS.md, "Conversion workers, end to end"); none for a small batch."""
     wanted = max(0, (os.cpu_count() or 1) - 2) if cfg.workers < 0 else cfg.workers
     return 0 if files < MIN_FILES else min(wanted, files)
 

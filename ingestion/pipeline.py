@@ -25,7 +25,7 @@ from llama_index.core.storage.docstore import SimpleDocumentStore
 from tqdm.auto import tqdm
 
 from ingestion.chunking import BlockChunker, LocatedDocument
-from ingestion.convert import ConvertedDocument
+from ingestion.document import ConvertedDocument
 from ingestion.headers import LLMHeaderExtractor, apply_header, extract_header
 from ingestion.integrity import DOCSTORE_FILE, SOURCES_FILE, Writer, document_hashes, load_docstore, open_writer
 from ingestion.integrity import reset as reset_store

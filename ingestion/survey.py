@@ -16,7 +16,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ingestion.convert import SUPPORTED_SUFFIXES, ConvertedDocument, DocumentLoadError, convert
+from ingestion.convert import SUPPORTED_SUFFIXES, convert
+from ingestion.document import ConvertedDocument, DocumentLoadError
 from ingestion.sources import discover
 from rag.scoring import hangul_script
 from rag.settings import IngestSettings

@@ -10,7 +10,8 @@ import llama_index.core.schema as schema
 import pytest
 
 from ingestion.chunking import BlockChunker, LocatedDocument
-from ingestion.convert import Block, ConvertedDocument, DocumentLoadError, convert
+from ingestion.convert import convert
+from ingestion.document import Block, ConvertedDocument, DocumentLoadError
 from rag.settings import IngestSettings
 
 

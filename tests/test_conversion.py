@@ -11,7 +11,8 @@ import pytest
 from conftest import fresh_settings
 from documents import encrypted_office
 
-from ingestion.convert import DocumentLoadError, convert
+from ingestion.convert import convert
+from ingestion.document import DocumentLoadError
 from rag.settings import IngestSettings
 
 CFG = IngestSettings()

@@ -13,7 +13,8 @@ from llama_index.core.schema import QueryBundle
 from PIL import Image, ImageDraw, ImageFont
 
 from ingestion import ocr
-from ingestion.convert import DocumentLoadError, convert
+from ingestion.convert import convert
+from ingestion.document import DocumentLoadError
 from ingestion.pipeline import ingest
 from rag.models import build_embedding
 from rag.postprocessors import build_reranker

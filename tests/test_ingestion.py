@@ -12,7 +12,8 @@ from llama_index.core.schema import MetadataMode
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
 from ingestion.chunking import BlockChunker, LocatedDocument, split_table
-from ingestion.convert import DocumentLoadError, convert
+from ingestion.convert import convert
+from ingestion.document import DocumentLoadError
 from ingestion.pipeline import ingest
 from rag.settings import IngestSettings
 from rag.store import collection

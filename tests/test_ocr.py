@@ -17,7 +17,8 @@ from rapidfuzz.distance import Levenshtein
 
 from data.sample.build import write_pdf
 from ingestion import ocr
-from ingestion.convert import DocumentLoadError, convert
+from ingestion.convert import convert
+from ingestion.document import DocumentLoadError
 from rag.settings import IngestSettings
 
 pytestmark = pytest.mark.debian("tesseract-ocr", "tesseract-ocr-eng", "tesseract-ocr-kor")
@@ -147,20 +148,20 @@ def test_a_scanned_report_is_answered_and_cited_by_page(sample_indexed, inspecti
 def test_on_a_scan_a_heading_needs_space_above_and_a_wrapped_one_is_joined():
     """Tesseract's size estimates vary line to line: a heading's two lines (62 and 58 pixels)
     make one heading, and a paragraph's short last line estimated large (55) stays in it."""
-    from ingestion.convert import _Line, _line_blocks
+    from ingestion.pdf import Line, line_blocks
 
-    def paragraph(top: int, count: int) -> list[_Line]:
-        return [_Line(1, top + 50 * i, top + 50 * i + 41, 41, f"Body line {i} of the paragraph. ") for i in range(count)]
+    def paragraph(top: int, count: int) -> list[Line]:
+        return [Line(1, top + 50 * i, top + 50 * i + 41, 41, f"Body line {i} of the paragraph. ") for i in range(count)]
 
     first = paragraph(170, 4)
-    question = _Line(1, first[-1].bottom + 9, first[-1].bottom + 55, 55, "ends here. ")
+    question = Line(1, first[-1].bottom + 9, first[-1].bottom + 55, 55, "ends here. ")
     lines = [
-        _Line(1, 0, 62, 62, "4.1 On what hardware does "), _Line(1, 70, 128, 58, "Debian run? "),
+        Line(1, 0, 62, 62, "4.1 On what hardware does "), Line(1, 70, 128, 58, "Debian run? "),
         *first, question,
-        _Line(1, question.bottom + 80, question.bottom + 142, 62, "4.2 What kernels? "),
+        Line(1, question.bottom + 80, question.bottom + 142, 62, "4.2 What kernels? "),
         *paragraph(question.bottom + 180, 3),
     ]
-    blocks = _line_blocks(lines, [], ocr=True)
+    blocks = line_blocks(lines, [], ocr=True)
     assert [b.section for b in blocks if b.kind == "heading"] == [
         ("4.1 On what hardware does Debian run?",), ("4.2 What kernels?",)
     ], blocks

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ingestion.convert import convert, pdf_text_layer
+from ingestion.convert import convert
+from ingestion.pdf import pdf_text_layer
 from ingestion.spacing import respace, spacing
 from rag.settings import IngestSettings
 
