@@ -47,11 +47,10 @@ import ingestion.pipeline as pipeline_module
 from evaluation.gold import load_qa
 from ingestion.pipeline import ingest, remove
 from rag.models import build_embedding
-from rag.postprocessors import build_reranker
+from rag.postprocessors import build_rerank_stage
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
-from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.settings import REPO_ROOT, Settings, load_settings
-from rag.store import all_nodes, collection
+from rag.store import Store, all_nodes
 
 ROOT = REPO_ROOT / "storage" / "bench-scale"
 SECTIONS_PER_DOC = 50
@@ -174,10 +173,7 @@ def latency(storage: str, chroma_url: str, queries: int) -> dict:
     settings.store.chroma_url = chroma_url
     questions = [q["question"] for c in corpora() if c.name != "sample" for q in load_qa(c.qa)][:queries]
     embedding = build_embedding(settings)
-    scorer = build_scorer(settings, embedding)
-    encoder = encoder_beside(scorer, settings, embedding)
-    rerank = build_reranker(settings, encoder, scorer, settings.retrieval.top_k)
-    store = collection(settings)
+    rerank = build_rerank_stage(settings, Store(settings), embedding)
     stages = {"dense": dense_retriever(settings, embedding), "bm25": bm25_retriever(settings),
               "hybrid": hybrid_retriever(settings, embedding, MockLLM())}
     for warm in questions[:5]:
@@ -190,7 +186,6 @@ def latency(storage: str, chroma_url: str, queries: int) -> dict:
             found = retriever.retrieve(query)
             times[name].append((time.perf_counter() - clock) * 1000)
         clock = time.perf_counter()
-        reuse_stored_vectors(encoder, store, found)
         rerank.postprocess_nodes(found, query_bundle=query)
         times["rerank"].append((time.perf_counter() - clock) * 1000)
         times["retrieve+rerank"].append(times["hybrid"][-1] + times["rerank"][-1])
@@ -230,8 +225,9 @@ def size_on_disk(settings: Settings) -> dict:
         files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
         return round(sum(p.stat().st_size for p in files) / 2**20, 1)
 
-    return {"chroma_mb": megabytes(settings.chroma_dir), "lexical_mb": megabytes(settings.storage_dir / "lexical.sqlite"),
-            "docstore_mb": megabytes(settings.docstore_dir)}
+    store = Store(settings)
+    return {"chroma_mb": megabytes(store.chroma_dir), "lexical_mb": megabytes(store.lexical_file),
+            "docstore_mb": megabytes(store.docstore_dir)}
 
 
 def main() -> None:
@@ -252,7 +248,7 @@ def main() -> None:
         settings, built = build(size, pool, stand_in)
         figures = {"build": built, "add_one": add_one(settings, pool, stand_in), "disk": size_on_disk(settings),
                    "on_disk": measured_in_a_fresh_process(settings, args.queries)}
-        server, url = chroma_server(settings.chroma_dir)
+        server, url = chroma_server(Store(settings).chroma_dir)
         try:
             figures["chroma_server"] = measured_in_a_fresh_process(settings, args.queries, url)
         finally:

@@ -18,11 +18,10 @@ from tqdm import tqdm
 
 from evaluation.metrics import aggregate, evidence_hits, question_metrics
 from rag.models import build_embedding
-from rag.postprocessors import build_reranker
+from rag.postprocessors import build_rerank_stage
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
-from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.settings import Settings, problems
-from rag.store import collection
+from rag.store import Store, collection
 
 STAGES = ("dense", "bm25", "hybrid", "rerank")  # pipeline order; rerank is what the pipeline uses
 
@@ -35,12 +34,9 @@ def evaluate_stages(
     settings: Settings, qa: list[dict[str, Any]], n: int, progress: bool = True
 ) -> tuple[dict[str, dict], list[dict[str, Any]]]:
     """({stage: aggregated metrics}, per-question rows) on the store `settings` points at.
-    The rerank stage reorders the hybrid stage's n chunks; the pipeline keeps its first top_k."""
+    The rerank stage reorders the hybrid stage's n chunks; the pipeline keeps its first keep_k."""
     embedding = build_embedding(settings)
-    scorer = build_scorer(settings, embedding)
-    encoder = encoder_beside(scorer, settings, embedding)
-    rerank = build_reranker(settings, encoder, scorer, top_n=n)
-    store = collection(settings)
+    rerank = build_rerank_stage(settings, Store(settings), embedding, top_n=n)
     retrievers = {
         "dense": dense_retriever(settings, embedding, n),
         "bm25": bm25_retriever(settings, n),
@@ -51,7 +47,6 @@ def evaluate_stages(
     for item in tqdm(qa, desc=f"retrieval n={n}", unit="q", disable=not progress):
         query = QueryBundle(item["question"])
         rankings = {stage: r.retrieve(query) if r is not None else [] for stage, r in retrievers.items()}
-        reuse_stored_vectors(encoder, store, rankings["hybrid"])
         rankings["rerank"] = rerank.postprocess_nodes(rankings["hybrid"], query_bundle=query)
         row: dict[str, Any] = {"id": item["id"], "n": n, "stages": {}}
         for stage, nodes in rankings.items():

@@ -1,15 +1,22 @@
-"""Node postprocessors of the retrieval pipeline."""
+"""The rerank stage as LlamaIndex postprocessors, built once by `build_rerank_stage`. As
+LlamaIndex's rerankers do, each owns its inputs: given the retrieved nodes and the query, it reads
+the candidates' vectors from the store itself."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from rag.scoring import Scorer
+from rag.lexical import LexicalScores
+from rag.scoring import BiEncoderScorer, CrossEncoderScorer, Scorer, bi_encoder
+from rag.settings import Settings
+from rag.store import Store, stored_vectors
 
 
 def best(nodes: list[NodeWithScore], scores: Sequence[float], top_n: int) -> list[NodeWithScore]:
@@ -18,84 +25,127 @@ def best(nodes: list[NodeWithScore], scores: Sequence[float], top_n: int) -> lis
     return [NodeWithScore(node=n.node, score=float(s)) for n, s in ranked[:top_n]]
 
 
-class ScorerRerank(BaseNodePostprocessor):
-    """Rerank nodes by a calibrated (query, chunk) scorer and keep the best `top_n`.
-
-    The scorer sees the chunk as it was embedded (header included), in one batched call.
-    """
+class StoredVectorsRerank(BaseNodePostprocessor):
+    """Keep the best `top_n` nodes by `scores`. The candidates' vectors come from the store into
+    the bi-encoder first: it, and the refusal gate, context and matcher reading it after, embed
+    only the query and the answer (and chunks an ingest running beside has just replaced)."""
 
     top_n: int = Field(default=5, description="Number of nodes to keep.")
-    scorer_kind: str = Field(default="", description="Which scorer ranks: cross- or bi-encoder.")
+    scorer_kind: str = Field(default="", description="Which model ranks: ltr, bi-encoder or cross-encoder.")
+    _encoder: BiEncoderScorer = PrivateAttr()
+    _chunks: Any = PrivateAttr()  # the Chroma collection holding the vectors
+
+    def __init__(self, encoder: BiEncoderScorer, chunks: Any, top_n: int = 5, **kwargs: Any) -> None:
+        super().__init__(top_n=top_n, **kwargs)
+        self._encoder, self._chunks = encoder, chunks
+
+    @property
+    def encoder(self) -> BiEncoderScorer:
+        """The bi-encoder whose vectors the store holds, the candidates' among them."""
+        return self._encoder
+
+    def candidates(self, nodes: list[NodeWithScore]) -> list[str]:
+        """The nodes' texts as embedded (header included), their stored vectors handed to the encoder."""
+        texts = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
+        vectors = stored_vectors(self._chunks, [n.node.node_id for n in nodes]) if nodes else {}
+        for node, text in zip(nodes, texts):
+            if node.node.node_id in vectors:
+                self._encoder.remember(text, vectors[node.node.node_id])
+        return texts
+
+    def scores(self, nodes: list[NodeWithScore], query: str) -> Sequence[float]:
+        raise NotImplementedError
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        if query_bundle is None:
+            raise ValueError(f"{self.class_name()} needs the query")
+        if not nodes:
+            return []
+        return best(nodes, self.scores(nodes, query_bundle.query_str), self.top_n)
+
+
+class ScorerRerank(StoredVectorsRerank):
+    """Rerank nodes by a calibrated (query, chunk) scorer alone, in one batched call; the scorer
+    sees the chunk as it was embedded (header included)."""
+
     _scorer: Any = PrivateAttr()
 
-    def __init__(self, scorer: Scorer, top_n: int = 5, **kwargs: Any) -> None:
-        super().__init__(top_n=top_n, scorer_kind=scorer.kind, **kwargs)
+    def __init__(self, scorer: Scorer, encoder: BiEncoderScorer, chunks: Any, top_n: int = 5,
+                 **kwargs: Any) -> None:
+        super().__init__(encoder, chunks, top_n=top_n, scorer_kind=scorer.kind, **kwargs)
         self._scorer = scorer
 
     @classmethod
     def class_name(cls) -> str:
         return "ScorerRerank"
 
-    def _postprocess_nodes(
-        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
-    ) -> list[NodeWithScore]:
-        if query_bundle is None:
-            raise ValueError("ScorerRerank needs the query")
-        if not nodes:
-            return []
-        texts = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
-        return best(nodes, self._scorer([(query_bundle.query_str, text) for text in texts]), self.top_n)
+    @property
+    def scorer(self) -> Scorer:
+        return self._scorer
+
+    def scores(self, nodes: list[NodeWithScore], query: str) -> Sequence[float]:
+        return self._scorer([(query, text) for text in self.candidates(nodes)])
 
 
-class FeatureRerank(BaseNodePostprocessor):
+class FeatureRerank(StoredVectorsRerank):
     """Rerank nodes by the learned ranker (rag/ranking.py) over what retrieval already knows of
     each chunk: its e5 cosine to the query, its BM25 score, the query's wording and numbers in
     it, and header values the query names. Scores are the ranker's P(relevant)."""
 
-    top_n: int = Field(default=5, description="Number of nodes to keep.")
-    header_fields: list[str] = Field(default_factory=list, description="Metadata keys of the document header.")
+    header_fields: list[str] = Field(default_factory=list, description="Metadata keys of the header.")
     scorer_kind: str = Field(default="ltr", description="Which model ranks.")
-    _encoder: Any = PrivateAttr()
     _lexical: Any = PrivateAttr()
     _ranker: Any = PrivateAttr()
 
-    def __init__(self, encoder: Any, lexical: Any, ranker: Any, top_n: int = 5, **kwargs: Any) -> None:
-        super().__init__(top_n=top_n, **kwargs)
-        self._encoder, self._lexical, self._ranker = encoder, lexical, ranker
+    def __init__(self, encoder: BiEncoderScorer, chunks: Any, lexical: LexicalScores, ranker: Any,
+                 top_n: int = 5, **kwargs: Any) -> None:
+        super().__init__(encoder, chunks, top_n=top_n, **kwargs)
+        self._lexical, self._ranker = lexical, ranker
 
     @classmethod
     def class_name(cls) -> str:
         return "FeatureRerank"
 
+    @property
+    def ranker(self) -> Any:
+        return self._ranker
+
     def features(self, nodes: list[NodeWithScore], query: str):
         from rag.ranking import features
 
-        texts = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
+        texts = self.candidates(nodes)
         vectors = self._encoder.embed(texts, query=False)
         cosines = vectors @ self._encoder.embed([query], query=True)[0]
         bm25 = self._lexical(query, [n.node.node_id for n in nodes])
-        headers = [[str(n.node.metadata[f]) for f in self.header_fields if n.node.metadata.get(f)] for n in nodes]
+        fields = self.header_fields
+        headers = [[str(n.node.metadata[f]) for f in fields if n.node.metadata.get(f)] for n in nodes]
         return features(query, texts, cosines, bm25, headers)
 
-    def _postprocess_nodes(
-        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
-    ) -> list[NodeWithScore]:
-        if query_bundle is None:
-            raise ValueError("FeatureRerank needs the query")
-        if not nodes:
-            return []
-        return best(nodes, self._ranker(self.features(nodes, query_bundle.query_str)), self.top_n)
+    def scores(self, nodes: list[NodeWithScore], query: str) -> Sequence[float]:
+        return self._ranker(self.features(nodes, query))
 
 
-def build_reranker(settings: Any, encoder: Any, scorer: Scorer, top_n: int) -> BaseNodePostprocessor:
-    """The rerank stage `scoring.reranker` names: the learned ranker (cosines from `encoder`, the
-    bi-encoder whose vectors the store holds), or the relevance `scorer` alone."""
-    if settings.scoring.reranker == "scorer":
-        return ScorerRerank(scorer, top_n=top_n)
-    from rag.ranking import LinearRanker
-    from rag.retrieval import lexical_scores
+def build_rerank_stage(
+    settings: Settings, store: Store, embedding: BaseEmbedding, top_n: int | None = None,
+    method: str | None = None,
+) -> StoredVectorsRerank:
+    """The rerank stage `rerank.method` (or `method`) names, keeping `top_n` (retrieval.keep_k):
+    the learned ranker, or the bi-encoder or the CrossEncoder alone. Its `encoder` is the
+    bi-encoder whose vectors the store holds; the CrossEncoder is loaded only when it ranks."""
+    method = method or settings.rerank.method
+    encoder = bi_encoder(settings, embedding)
+    top_n = top_n or settings.retrieval.keep_k
+    if method == "ltr":
+        from rag.ranking import LinearRanker
 
-    return FeatureRerank(
-        encoder, lexical_scores(settings), LinearRanker.load(settings.scoring.ranker_file),
-        top_n=top_n, header_fields=list(settings.headers.fields),
-    )
+        return FeatureRerank(encoder, store.collection, LexicalScores(store.lexical),
+                             LinearRanker.load(settings.rerank.ranker_file), top_n=top_n,
+                             header_fields=list(settings.headers.fields))
+    if method == "bi-encoder":
+        return ScorerRerank(encoder, encoder, store.collection, top_n=top_n)
+    path = settings.rerank.cross_encoder_path
+    if not path or not Path(path).is_dir():
+        raise FileNotFoundError(f"rerank.cross_encoder_path {path!r} is not a CrossEncoder folder")
+    return ScorerRerank(CrossEncoderScorer(Path(path)), encoder, store.collection, top_n=top_n)

@@ -5,7 +5,6 @@ prefix included. Ingestion keeps the lexical index level with the store document
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 
 from llama_index.core import VectorStoreIndex
@@ -14,9 +13,9 @@ from llama_index.core.llms import LLM
 from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
-from rag.lexical import LEXICAL_FILE, LexicalIndex, LexicalRetriever, LexicalScores
+from rag.lexical import LexicalIndex, LexicalRetriever
 from rag.settings import Settings
-from rag.store import collection, document_ids, stored_nodes, vector_store
+from rag.store import Store, collection, document_ids, stored_nodes, vector_store
 
 
 def metadata_filters(docs: list[str] | None = None, where: dict[str, str] | None = None) -> MetadataFilters | None:
@@ -76,19 +75,18 @@ def dense_retriever(
     settings: Settings, embedding: BaseEmbedding, top_n: int | None = None, filters: MetadataFilters | None = None
 ) -> BaseRetriever:
     index = VectorStoreIndex.from_vector_store(vector_store(settings), embed_model=embedding)
-    return index.as_retriever(similarity_top_k=top_n or settings.retrieval.top_n, filters=filters)
+    return index.as_retriever(similarity_top_k=top_n or settings.retrieval.retrieve_k, filters=filters)
 
 
 def lexical_index(settings: Settings) -> LexicalIndex:
-    return LexicalIndex(settings.storage_dir / LEXICAL_FILE)
+    return Store(settings).lexical
 
 
-def sync_lexical(settings: Settings, hashes: Mapping[str, str]) -> int:
+def sync_lexical(store: Store, hashes: Mapping[str, str]) -> int:
     """Bring the lexical index level with the docstore (document id -> content hash): only the
     documents added, changed or removed since are read; returns how many."""
-    shutil.rmtree(settings.storage_dir / "bm25", ignore_errors=True)  # the whole-corpus index this one replaced
-    chunks = collection(settings)
-    return lexical_index(settings).sync(hashes, lambda doc: stored_nodes(chunks, where={"doc": doc}))
+    chunks = store.collection
+    return store.lexical.sync(hashes, lambda doc: stored_nodes(chunks, where={"doc": doc}))
 
 
 def lexical_version(settings: Settings) -> int | None:
@@ -102,11 +100,7 @@ def bm25_retriever(
 ) -> BaseRetriever | None:
     """BM25 over the lexical index, or None before anything was indexed."""
     index = lexical_index(settings)
-    return LexicalRetriever(index, top_n or settings.retrieval.top_n, filters) if index.exists() else None
-
-
-def lexical_scores(settings: Settings) -> LexicalScores:
-    return LexicalScores(lexical_index(settings))
+    return LexicalRetriever(index, top_n or settings.retrieval.retrieve_k, filters) if index.exists() else None
 
 
 def hybrid_retriever(
@@ -118,7 +112,7 @@ def hybrid_retriever(
 ) -> BaseRetriever:
     """Dense + BM25 by reciprocal rank fusion; dense alone when there is no BM25 index yet.
     Metadata filters reach both channels."""
-    top_n = top_n or settings.retrieval.top_n
+    top_n = top_n or settings.retrieval.retrieve_k
     dense = dense_retriever(settings, embedding, top_n, filters)
     sparse = bm25_retriever(settings, top_n, filters)
     if sparse is None:

@@ -1,29 +1,26 @@
 """Relevance scorers: (query-like text, passage) pairs -> calibrated scores in [0, 1].
 
-The relevance scorer gives the refusal gate its measure and the learned ranker its cosine
-feature; with `scoring.reranker = "scorer"` it ranks alone. Until `ragqa train reranker
---cross-encoder` has produced a cross-encoder, the bi-encoder's cosine plays its role, mapped
-through a logistic so that its narrow cosine band spreads over [0, 1]; a model tuned by `ragqa
-train retriever` carries its own fitted logistic. The reference matcher has its own scorer, the
+The bi-encoder gives the refusal gate its measure and the learned ranker its cosine feature; with
+`rerank.method = "bi-encoder"` it ranks alone, its cosine mapped through a logistic so that its
+narrow cosine band spreads over [0, 1] (a model tuned by `ragqa train retriever` carries its own
+fitted logistic). With `rerank.method = "cross-encoder"` a CrossEncoder from `ragqa train
+reranker --cross-encoder` ranks instead. The reference matcher has its own scorer, the
 learned support model over the same bi-encoder (rag/support.py).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 from llama_index.core.embeddings import BaseEmbedding
-from llama_index.core.schema import MetadataMode, NodeWithScore
 
+from rag.logistic import logistic
 from rag.settings import Settings
-from rag.store import stored_vectors
 
 Pair = tuple[str, str]
 CALIBRATION_FILE = "ragqa_calibration.json"  # written beside a tuned embedding model
@@ -38,11 +35,6 @@ class Scorer(Protocol):
     kind: str  # names the model in an Answer (`scorer`, `reranker`) and in evaluation reports
 
     def __call__(self, pairs: Sequence[Pair]) -> list[float]: ...
-
-
-def logistic(x):
-    """1 / (1 + e^-x): the calibrated scores, the ranker's and the support model's output."""
-    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
 
 
 class BiEncoderScorer:
@@ -113,93 +105,10 @@ class CrossEncoderScorer:
         return [float(s) if 0.0 <= s <= 1.0 else float(logistic(s)) for s in scores]
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
-
-def trigrams(text: str) -> set[str]:
-    """Character 3-grams of the lower-cased words: language-agnostic (Korean particles and
-    English inflections change a word's end, not most of its trigrams)."""
-    words = " ".join(re.findall(r"\w+", text.lower()))
-    return {words[i : i + 3] for i in range(len(words) - 2)}
-
-
-@lru_cache(maxsize=4096)
-def _wording(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """Trigrams and numbers of a text; cached, as each chunk meets every segment of an answer."""
-    return frozenset(trigrams(text)), frozenset(_NUMBER.findall(text))
-
-
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-
-def hangul_script(text: str, letters_per_syllable: int = 1) -> bool:
-    """Written mostly in Hangul (Korean) rather than Latin letters, a syllable counted as
-    `letters_per_syllable` letters (1: as the support model was fitted; a syllable holds about
-    three letters' worth)."""
-    return letters_per_syllable * len(_HANGUL.findall(text)) > len(_LATIN.findall(text))
-
-
-def across_scripts(segment: str, chunk: str) -> bool:
-    """Whether the segment may be a translation of the chunk's text: it is in the other script,
-    or it is in Latin letters and the chunk is partly in Hangul (a partly translated page, whose
-    Latin letters outnumber its syllables while much of it is Korean: a syllable holds about three
-    letters' worth). Korean text routinely carries Latin names and commands, so a Korean segment
-    is across only from a chunk mostly in Latin letters."""
-    hangul, latin = len(_HANGUL.findall(chunk)), len(_LATIN.findall(chunk))
-    return hangul <= latin if hangul_script(segment) else 3 * hangul >= latin
-
-
-def lexical_support(segment: str, chunk: str) -> float | None:
-    """Share of the segment's trigrams that the chunk contains (1.0: every word is there), capped
-    by the share of its numbers the chunk contains: one missing figure is a few trigrams among
-    many, but a chunk without the figure cannot support the statement.
-
-    Across languages (an English answer from a Korean chunk) words cannot match, so only the
-    numbers count; None when there are none: the wording says nothing either way."""
-    (grams, numbers), (chunk_grams, chunk_numbers) = _wording(segment), _wording(chunk)
-    number_share = len(numbers & chunk_numbers) / len(numbers) if numbers else None
-    if across_scripts(segment, chunk):
-        return number_share
-    if not grams:
-        return 0.0
-    share = len(grams & chunk_grams) / len(grams)
-    return share if number_share is None else min(share, number_share)
-
-
-def reuse_stored_vectors(encoder: BiEncoderScorer, collection, nodes: Sequence[NodeWithScore]) -> None:
-    """Hand the bi-encoder the chunk vectors the store already holds, so reranking and
-    reference matching embed only the query and the answer's segments (and those of chunks an
-    ingest running beside has just replaced)."""
-    if not nodes:
-        return
-    vectors = stored_vectors(collection, [n.node.node_id for n in nodes])
-    for node in nodes:
-        if node.node.node_id in vectors:
-            encoder.remember(node.node.get_content(metadata_mode=MetadataMode.EMBED), vectors[node.node.node_id])
-
-
 def bi_encoder(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer:
     """The calibrated e5 cosine; a model from `ragqa train retriever` carries its own fit."""
-    calibration = {"center": settings.scoring.cosine_center, "scale": settings.scoring.cosine_scale}
+    calibration = {"center": settings.rerank.cosine_center, "scale": settings.rerank.cosine_scale}
     fitted = settings.embedding_path / CALIBRATION_FILE
     if fitted.is_file():
         calibration = json.loads(fitted.read_text(encoding="utf-8"))
     return BiEncoderScorer(embedding, calibration["center"], calibration["scale"])
-
-
-def encoder_beside(scorer: Scorer, settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer:
-    """The bi-encoder whose vectors the store holds: the relevance scorer itself when it is one
-    (one vector cache), else a bi-encoder beside the CrossEncoder."""
-    return scorer if isinstance(scorer, BiEncoderScorer) else bi_encoder(settings, embedding)
-
-
-def build_scorer(settings: Settings, embedding: BaseEmbedding) -> BiEncoderScorer | CrossEncoderScorer:
-    """The (text, passage) relevance scorer under the matcher's support: a trained CrossEncoder
-    when `scoring.reranker_path` names one, else the bi-encoder."""
-    path = settings.scoring.reranker_path
-    if path:
-        if not Path(path).is_dir():
-            raise FileNotFoundError(f"scoring.reranker_path {path} is not a CrossEncoder folder")
-        return CrossEncoderScorer(Path(path))
-    return bi_encoder(settings, embedding)
