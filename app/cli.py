@@ -25,7 +25,8 @@ app.command()(init)
 @app.command()
 def models(config: ConfigOption = None) -> None:
     """Prepare the offline models under the models folder (idempotent)."""
-    from rag.prepare import ModelPreparationError, prepare_models
+    from rag.model_stamp import ModelPreparationError
+    from rag.prepare import prepare_models
 
     settings = settings_from(config)
     try:

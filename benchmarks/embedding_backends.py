@@ -35,7 +35,7 @@ import rag  # noqa: F401  (offline environment before any model import)
 from evaluation.metrics import aggregate, evidence_hits, question_metrics
 from rag.embeddings import OnnxEmbedding
 from rag.models import build_embedding
-from rag.prepare import export_onnx
+from rag.prepare_onnx import export_onnx
 from rag.settings import REPO_ROOT, Settings, load_settings
 from rag.store import all_nodes, collection
 

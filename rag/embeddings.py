@@ -21,7 +21,8 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.embeddings.openai_like import OpenAILikeEmbedding
 
-from rag.prepare import E5_MAX_TOKENS, ONNX_FILE
+from rag.prepare_e5 import E5_MAX_TOKENS
+from rag.prepare_onnx import ONNX_FILE
 
 
 class OnnxEmbedding(BaseEmbedding):

@@ -145,13 +145,14 @@ def test_missing_models_are_found_and_named(base_settings, monkeypatch, tmp_path
         (models / model.name).symlink_to(model)
     copy = fresh_settings(base_settings, tmp_path / "storage")
     copy.models_dir = models
-    from rag.prepare import _stamp_ok, prepare_models
+    from rag.model_stamp import stamp_ok
+    from rag.prepare import prepare_models
 
     stamp = json.loads((models / f"{base_settings.embedding_path.name}.stamp.json").read_text())
     expected = {k: v for k, v in stamp.items() if k != "files"}
-    assert _stamp_ok(models / base_settings.embedding_path.name, expected)
+    assert stamp_ok(models / base_settings.embedding_path.name, expected)
     (models / base_settings.embedding_path.name / "model.safetensors").unlink()
-    assert not _stamp_ok(models / base_settings.embedding_path.name, expected)
+    assert not stamp_ok(models / base_settings.embedding_path.name, expected)
     prepare_models(copy)
     assert (models / base_settings.embedding_path.name / "model.safetensors").is_file()
 

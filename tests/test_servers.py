@@ -208,7 +208,7 @@ def test_embedding_server_counts_what_it_embeds_and_refuses_what_it_cannot_serve
     from tokenizers import Tokenizer
 
     from app.embed_server import MAX_INPUT_CHARS, MAX_INPUTS
-    from rag.prepare import E5_MAX_TOKENS
+    from rag.prepare_e5 import E5_MAX_TOKENS
 
     url, model = embedding_server["api_base"] + "/embeddings", base_settings.embedding.model
     tokenizer = Tokenizer.from_file(str(base_settings.embedding_path / "tokenizer.json"))
