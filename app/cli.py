@@ -225,7 +225,7 @@ def embed_server(
     config: ConfigOption = None,
 ) -> None:
     """Serve the local embedding model over the OpenAI /v1/embeddings protocol, as
-    embedding.model; clients add the query/passage prefixes."""
+    embedding.server.model; clients add the query/passage prefixes."""
     import uvicorn
     from tokenizers import Tokenizer
 
@@ -248,7 +248,7 @@ def embed_server(
     tokenizer = Tokenizer.from_file(str(settings.embedding_path / "tokenizer.json"))
     # Count the tokens the model reads: the embedder truncates to its window.
     tokenizer.enable_truncation(embedding.max_tokens if isinstance(embedding, OnnxEmbedding) else embedding.max_length)
-    served = build_app(embedding, settings.embedding.model, lambda text: len(tokenizer.encode(text).ids))
+    served = build_app(embedding, settings.embedding.server.model, lambda text: len(tokenizer.encode(text).ids))
     uvicorn.run(served, host=host, port=port, log_level="warning")
 
 

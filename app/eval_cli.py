@@ -96,7 +96,7 @@ def ragas_command(
 @eval_app.command()
 def references(
     gold: Annotated[Path, typer.Option("--gold", exists=True, dir_okay=False, help="Reference gold file (JSON Lines).")],
-    vary: Annotated[Optional[list[str]], typer.Option("--vary", help="SECTION.KEY=V1,V2: one run per value, side by side, e.g. scoring.support=learned,llm (repeatable: cross product).")] = None,
+    vary: Annotated[Optional[list[str]], typer.Option("--vary", help="SECTION.KEY=V1,V2: one run per value, side by side, e.g. support.method=learned,llm (repeatable: cross product).")] = None,
     config: ConfigOption = None,
 ) -> None:
     """Reference matcher alone: sentence precision, coverage, threshold curve, latency."""

@@ -90,7 +90,7 @@ def _train(kind: str, qa: list[dict], out: Path | None, recipe, config: Path | N
         fail(error)
     typer.echo(json.dumps({k: v for k, v in summary.items() if k not in ("recipe", "questions")}, indent=1))
     if kind == "reranker":
-        typer.echo(f'to use it: [scoring] reranker_path = "{out}"')
+        typer.echo(f'to use it: [rerank] method = "cross-encoder" and cross_encoder_path = "{out}"')
     else:
         typer.echo(f'to use it: [embedding] model_path = "{out}", then ragqa models (its ONNX export) '
                    "and ragqa ingest --reset DOCS (new vectors)")
@@ -118,7 +118,7 @@ def reranker(
     config: ConfigOption = None,
 ) -> None:
     """Fit the rerank stage's learned ranker to this corpus (seconds) and print held-out figures
-    before and after; set scoring.ranker_file to the file it prints."""
+    before and after; set rerank.ranker_file to the file it prints."""
     questions = _questions(qa)
     if cross_encoder:
         from training.pairs import Recipe
@@ -135,7 +135,7 @@ def reranker(
     except ValueError as error:
         fail(error)
     typer.echo(json.dumps(summary["heldout"], indent=1))
-    typer.echo(f'to use it: [scoring] ranker_file = "{out}"')
+    typer.echo(f'to use it: [rerank] ranker_file = "{out}"')
     typer.echo(str(out))
 
 

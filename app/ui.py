@@ -376,13 +376,13 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
                 info=f"Only documents whose header fields (e.g. {fields}) equal these values.", render=False,
             )
             threshold = gr.Slider(
-                0.05, 0.95, value=settings.references.threshold, step=0.05, label="Reference threshold",
+                0.05, 0.95, value=settings.support.threshold, step=0.05, label="Reference threshold",
                 info="How strongly a source must back a segment; changing it re-checks the latest answer.",
                 render=False, elem_id="threshold",
             )
-            top_n = gr.Slider(5, 100, value=settings.retrieval.top_n, step=5, label="Chunks retrieved (top-n)",
+            top_n = gr.Slider(5, 100, value=settings.retrieval.retrieve_k, step=5, label="Chunks retrieved (top-n)",
                               info="Candidates from dense + BM25 before reranking.", render=False)
-            top_k = gr.Slider(1, 10, value=settings.retrieval.top_k, step=1, label="Chunks kept (top-k)",
+            top_k = gr.Slider(1, 10, value=settings.retrieval.keep_k, step=1, label="Chunks kept (top-k)",
                               info="After reranking; the context's token budget still applies.", render=False)
             with gr.Row():
                 with gr.Column(scale=3):

@@ -7,7 +7,7 @@ Each corpus's questions are retrieved as the pipeline does (hybrid, top 20) and 
 features labelled by the QA file's gold evidence (evaluation.metrics, as `ragqa eval retrieval`
 scores). The ranker is fitted on the tuning corpora's questions only; the others are held out,
 never looked at while choosing features or settings. Prints MAP@1/MRR within the candidates for
-hybrid order, the ranker in use (rag/ranker.json or scoring.ranker_file) and the new fit, and
+hybrid order, the ranker in use (rag/ranker.json or rerank.ranker_file) and the new fit, and
 with --write saves the new fit as the default.
 """
 

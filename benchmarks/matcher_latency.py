@@ -53,7 +53,7 @@ def main() -> None:
     for _ in range(args.runs):
         # The matcher asks for each distinct pair once, so the cache counts the pairs scored.
         scorer = CachedScorer(support_scorer(settings, bi_encoder(settings, embedding)))
-        matcher = ReferenceMatcher.from_settings(cfg, scorer)
+        matcher = ReferenceMatcher.from_settings(settings, scorer)
         started = time.perf_counter()
         segments = matcher.match(sentences, CHUNKS)
         times.append((time.perf_counter() - started) * 1000)

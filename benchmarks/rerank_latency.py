@@ -45,7 +45,7 @@ def main() -> None:
         times = []
         for question in questions:
             encoder = bi_encoder(settings, embedding)  # fresh: the question is embedded in the timed part
-            rerank = build_reranker(settings, encoder, encoder, settings.retrieval.top_k)
+            rerank = build_reranker(settings, encoder, encoder, settings.retrieval.keep_k)
             nodes = retriever.retrieve(question)
             reuse_stored_vectors(encoder, store, nodes)
             started = time.perf_counter()

@@ -69,7 +69,7 @@ def user(url: str, questions: list[str], rows: list[dict]) -> None:
         client = Client(url, verbose=False)  # a fresh chat: no history, so no follow-up rewriting
         submitted = time.perf_counter()
         # message, documents, header filters, threshold, top-n, top-k
-        job = client.submit(question, [], "", CFG.references.threshold, CFG.retrieval.top_n, CFG.retrieval.top_k, api_name="/chat")
+        job = client.submit(question, [], "", CFG.support.threshold, CFG.retrieval.retrieve_k, CFG.retrieval.keep_k, api_name="/chat")
         started = first = None
         while not job.done():
             status = job.status()

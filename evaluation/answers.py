@@ -64,8 +64,8 @@ def answer_questions(
     for item in tqdm(todo, desc="answering", unit="q", disable=not progress):
         started = time.perf_counter()
         if no_rag:
-            text = pipeline.llm.complete(no_rag_prompt.format(question=item["question"], refusal=settings.refusal)).text.strip()
-            answer = {"answer": text, "answerable": not is_refusal(text, settings.refusal),
+            text = pipeline.llm.complete(no_rag_prompt.format(question=item["question"], refusal=settings.answer.refusal)).text.strip()
+            answer = {"answer": text, "answerable": not is_refusal(text, settings.answer.refusal),
                       "segments": [], "sources": [], "timings_ms": {}}
         else:
             answer = pipeline.answer(item["question"], history=earlier_turns(pipeline, item)).to_dict()

@@ -72,14 +72,13 @@ def rates(counts: dict[str, int]) -> dict[str, float]:
 def evaluate_references(
     settings: Settings, items: list[dict[str, Any]], scorer: Scorer, progress: bool = True
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    cfg = settings.references
     rows, times, pairs_scored = [], [], 0
     total = {k: 0 for k in ("marked", "correct", "gold_supported", "covered")}
     curve = {t: dict(total) for t in THRESHOLDS}
     for item in tqdm(items, desc="references", unit="answer", disable=not progress):
         sentences, chunks = item["answer_sentences"], [c["text"] for c in item["chunks"]]
         cached = CachedScorer(scorer)  # per answer: its pairs are counted and its curve rescores none
-        matcher = ReferenceMatcher.from_settings(cfg, cached)
+        matcher = ReferenceMatcher.from_settings(settings, cached)
         if isinstance(scorer, LearnedSupport):  # the pipeline reuses the store's chunk vectors: not timed
             scorer.encoder.embed(chunks, query=False)
         started = time.perf_counter()
@@ -105,7 +104,7 @@ def evaluate_references(
     metrics = {
         "n_answers": len(items),
         "n_sentences": sum(len(i["answer_sentences"]) for i in items),
-        "threshold": cfg.threshold,
+        "threshold": settings.support.threshold,
         **rates(total),
         "by_threshold": [{"threshold": t} | rates(c) for t, c in curve.items()],
         "segments_per_answer": round(sum(len(r["segments"]) for r in rows) / max(len(rows), 1), 3),

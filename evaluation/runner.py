@@ -49,7 +49,7 @@ def run_retrieval(
 ) -> Path:
     from evaluation.retrieval import evaluate_retrieval
 
-    ns = ns or [settings.retrieval.top_n]
+    ns = ns or [settings.retrieval.retrieve_k]
     metrics, rows = evaluate_retrieval(settings, load_qa(qa_file), ns, vary, corpus, progress)
     run = Run.start(settings, name, _config("retrieval", qa=qa_file, n=ns, vary=vary or [],
                                             corpus=[str(c) for c in corpus or []]))
@@ -148,8 +148,8 @@ def ragas_answers(
 def run_references(
     settings: Settings, gold_file: Path, vary: list[str] | None = None, name: str = "references", progress: bool = True
 ) -> Path:
-    """The matcher on a reference gold file, once per setting variant (e.g. scoring.support=
-    learned,llm or references.threshold=0.4,0.5): the first variant's figures on top, every
+    """The matcher on a reference gold file, once per setting variant (e.g. support.method=
+    learned,llm or support.threshold=0.4,0.5): the first variant's figures on top, every
     variant's under "variants"."""
     from evaluation.references import evaluate_references, load_gold
     from evaluation.retrieval import label, variants, with_overrides
@@ -162,7 +162,7 @@ def run_references(
     combos = variants(vary or [])
     configured = [with_overrides(settings, overrides) for overrides in combos]  # every value checked first
     for overrides, current in zip(combos, configured):
-        encoder = None if current.scoring.support == "llm" else bi_encoder(current, build_embedding(current))
+        encoder = None if current.support.method == "llm" else bi_encoder(current, build_embedding(current))
         results[label(overrides)], variant_rows = evaluate_references(current, items, support_scorer(current, encoder), progress)
         rows += [row | {"variant": label(overrides)} for row in variant_rows]
     metrics = next(iter(results.values())) | ({"variants": results} if len(results) > 1 else {})

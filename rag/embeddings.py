@@ -121,11 +121,11 @@ class ServerEmbedding(OpenAILikeEmbedding):
             if _refused(error):
                 raise EmbeddingServerError(
                     f"the embedding server refused the connection at {self.api_base}: is it running? "
-                    "(check [embedding] api_base)"
+                    "(check [embedding.server] api_base)"
                 ) from error
             raise EmbeddingServerError(
                 f"the embedding server at {self.api_base} did not answer within {self.timeout:g} s "
-                f"({self.max_retries} attempts): {error}; check [embedding] api_base"
+                f"({self.max_retries} attempts): {error}; check [embedding.server] api_base"
             ) from error
 
     def _embed(self, texts: list[str], prompt_name: str | None = None) -> list[list[float]]:

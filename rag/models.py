@@ -50,20 +50,20 @@ def chatml_completion_to_prompt(completion: str, system_prompt: str | None = Non
 def build_llm(settings: Settings, cfg: LLMSettings | None = None) -> LLM:
     """The generation backend named by `llm.backend` (or by `cfg`, e.g. the judge's)."""
     cfg = cfg or settings.llm
-    if cfg.backend == "vllm":
+    if cfg.backend == "server":
         # vLLM's OpenAI-compatible server; llama.cpp's server speaks the same protocol.
         from llama_index.llms.openai_like import OpenAILike
 
         return OpenAILike(
-            model=cfg.model,
-            api_base=cfg.api_base,
-            api_key=cfg.api_key,
+            model=cfg.server.model,
+            api_base=cfg.server.api_base,
+            api_key=cfg.server.api_key,
             is_chat_model=True,
             context_window=cfg.n_ctx,
             max_tokens=cfg.max_new_tokens,
             temperature=cfg.temperature,
-            timeout=cfg.timeout_s,
-            max_retries=cfg.max_retries,
+            timeout=cfg.server.timeout_s,
+            max_retries=cfg.server.max_retries,
         )
     # A judge section may name its own GGUF; empty means the prepared one.
     gguf = Path(cfg.model_path) if cfg.model_path else settings.gguf_path
@@ -144,11 +144,11 @@ def build_embedding(settings: Settings) -> BaseEmbedding:
         from rag.embeddings import ServerEmbedding
 
         return ServerEmbedding(
-            model_name=cfg.model,
-            api_base=cfg.api_base,
-            api_key=cfg.api_key,
-            timeout=cfg.timeout_s,
-            max_retries=cfg.max_retries,
+            model_name=cfg.server.model,
+            api_base=cfg.server.api_base,
+            api_key=cfg.server.api_key,
+            timeout=cfg.server.timeout_s,
+            max_retries=cfg.server.max_retries,
             embed_batch_size=cfg.batch_size,
             query_prefix=cfg.query_prefix,
             passage_prefix=cfg.passage_prefix,

@@ -118,14 +118,14 @@ class RagPipeline:
         self.scorer = build_scorer(settings, embedding)
         # The store's vectors are the bi-encoder's: the learned ranker reads their cosines.
         self.encoder = encoder_beside(self.scorer, settings, embedding)
-        self.reranker = build_reranker(settings, self.encoder, self.scorer, settings.retrieval.top_k)
-        self.matcher = ReferenceMatcher.from_settings(settings.references, support_scorer(settings, self.encoder))
+        self.reranker = build_reranker(settings, self.encoder, self.scorer, settings.retrieval.keep_k)
+        self.matcher = ReferenceMatcher.from_settings(settings, support_scorer(settings, self.encoder))
         self.collection = collection(settings)
-        self.prompt = settings.prompt_file.read_text(encoding="utf-8")
+        self.prompt = settings.answer.prompt_file.read_text(encoding="utf-8")
         rewriting = llm or build_rewriting_llm(settings)
         self.rewriter = QuestionRewriter(
-            rewriting, settings.condense_prompt_file.read_text(encoding="utf-8"),
-            settings.translate_prompt_file.read_text(encoding="utf-8"), settings.history_turns,
+            rewriting, settings.answer.condense_prompt_file.read_text(encoding="utf-8"),
+            settings.answer.translate_prompt_file.read_text(encoding="utf-8"), settings.answer.history_turns,
             token_counter(rewriting), window(rewriting),
         )
         self._shares: tuple[int | None, dict[str, float]] = (None, {})  # (store version, documents per language)
@@ -201,7 +201,7 @@ class RagPipeline:
         prompt = self._prompt(question, context, language)
         text = self._generate(prompt, on_token, timings, started) if top else ""
         lap("generate")
-        if any(is_refusal(text, refusal) for refusal in {cfg.refusal, self.refusal(language)}):
+        if any(is_refusal(text, refusal) for refusal in {cfg.answer.refusal, self.refusal(language)}):
             timings["match"] = 0.0
             return refused("model", top, text)
 
@@ -243,7 +243,7 @@ class RagPipeline:
     def _translated(self, question: str) -> str | None:
         """The question in the corpus's language, when translation is on and the corpus lacks
         the question's language (rag/rewrite.translation_target)."""
-        if not self.settings.translate_questions:
+        if not self.settings.answer.translate_questions:
             return None
         version = lexical_version(self.settings)
         if self._shares[0] != version or version is None:
@@ -262,22 +262,22 @@ class RagPipeline:
         if lexical_index(self.settings).exists() != self._has_lexical:
             self._has_lexical = not self._has_lexical
             self.retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
-        if filters is None and top_n in (None, self.settings.retrieval.top_n):
+        if filters is None and top_n in (None, self.settings.retrieval.retrieve_k):
             return self.retriever
         return hybrid_retriever(self.settings, self.embedding, self.llm, top_n=top_n, filters=filters)
 
     def _prompt(self, question: str, context: str, language: str = "") -> str:
         # What varies comes last: llama.cpp reuses the evaluated prefix of the previous prompt.
-        return self.prompt.format(context=context, question=question, refusal=self.settings.refusal,
+        return self.prompt.format(context=context, question=question, refusal=self.settings.answer.refusal,
                                   language=language or self.language(question))
 
     def refusal(self, language: str) -> str:
         """The refusal sentence in this answer language."""
-        return self.settings.refusals.get(language, self.settings.refusal)
+        return self.settings.answer.refusals.get(language, self.settings.answer.refusal)
 
     def language(self, question: str) -> str:
         """The answer's language: the configured one, or the question's."""
-        configured = self.settings.answer_language
+        configured = self.settings.answer.language
         if configured.lower() != "auto":
             return configured
         return script_language(question)

@@ -6,8 +6,8 @@ log-probabilities (one token generated, no parsing).
 Why: a bi-encoder measures topical similarity and the lexical blend shared wording; an
 instruction-tuned model reads the statement, so a paraphrase or a translation is supported and
 a changed number is not (docs/BENCHMARKS.md). Each pair is one request, sent
-`scoring.verifier_concurrency` at a time; on a GPU server an answer's ~100 pairs take a moment,
-on the embedded CPU model they would take minutes, hence server only (`scoring.support = "llm"`).
+`support.verifier_concurrency` at a time; on a GPU server an answer's ~100 pairs take a moment,
+on the embedded CPU model they would take minutes, hence server only (`support.method = "llm"`).
 """
 
 from __future__ import annotations
@@ -33,16 +33,18 @@ class LLMVerifier:
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMVerifier:
         cfg = settings.llm
-        if cfg.backend != "vllm":
+        if cfg.backend != "server":
             raise ValueError(
-                'scoring.support = "llm" needs llm.backend = "vllm" (an OpenAI-compatible server): '
+                'support.method = "llm" needs llm.backend = "server" (an OpenAI-compatible server): '
                 "the embedded model would judge an answer's pairs one at a time, for minutes"
             )
         from openai import OpenAI
 
-        client = OpenAI(base_url=cfg.api_base, api_key=cfg.api_key, timeout=cfg.timeout_s, max_retries=cfg.max_retries)
-        prompt = settings.scoring.verifier_prompt_file.read_text(encoding="utf-8")
-        return cls(client, cfg.model, prompt, settings.scoring.verifier_concurrency)
+        server = cfg.server
+        client = OpenAI(base_url=server.api_base, api_key=server.api_key, timeout=server.timeout_s,
+                        max_retries=server.max_retries)
+        prompt = settings.support.verifier_prompt_file.read_text(encoding="utf-8")
+        return cls(client, server.model, prompt, settings.support.verifier_concurrency)
 
     def __call__(self, pairs: Sequence[Pair]) -> list[float]:
         if not pairs:

@@ -155,7 +155,7 @@ def test_question_streams_an_answer_with_references(page):
 def test_unanswerable_question_is_refused(page, server):
     texts = ask(page, UNRELATED_Q)
     shot(page, "02-refusal")
-    assert texts[-1].startswith(server["settings"].refusal)
+    assert texts[-1].startswith(server["settings"].answer.refusal)
     assert "refs:" not in texts[-1]
 
 

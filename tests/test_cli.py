@@ -111,8 +111,8 @@ def test_bad_option_values_get_one_line(indexed, monkeypatch):
     from conftest import FIXTURES
 
     line = one_line_error(cli(monkeypatch, indexed, "eval", "references", "--gold", str(FIXTURES / "references_gold.jsonl"),
-                              "--vary", "references.threshold=0.5,7"), 1)
-    assert line == "error: --vary references.threshold=7: references.threshold: Input should be less than or equal to 1"
+                              "--vary", "support.threshold=0.5,7"), 1)
+    assert line == "error: --vary support.threshold=7: support.threshold: Input should be less than or equal to 1"
     # Every value is checked before the first variant ingests its corpus.
     line = one_line_error(cli(monkeypatch, indexed, "eval", "retrieval", "--qa", str(FIXTURES / "qa.jsonl"), "--corpus",
                               str(FIXTURES / "battery.md"), "--vary", "chunking.chunk_size=900,0"), 1)
@@ -213,8 +213,8 @@ def test_the_config_in_the_working_folder_is_in_force_and_named(base_settings, m
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(fork)
     own = fork.resolve() / "ragqa.toml"
-    own.write_text("[retrieval]\ntop_k = 0\n", encoding="utf-8")
-    one_line_error(CliRunner().invoke(app, ["documents"]), 2, str(own), "retrieval.top_k")
+    own.write_text("[retrieval]\nkeep_k = 0\n", encoding="utf-8")
+    one_line_error(CliRunner().invoke(app, ["documents"]), 2, str(own), "retrieval.keep_k")
     own.write_text('storage_dir = "state"\n', encoding="utf-8")
     listed = CliRunner().invoke(app, ["documents"])
     assert listed.exit_code == 0 and listed.stderr == f"config: {own}\n"
@@ -252,7 +252,8 @@ def test_an_embedding_server_that_refuses_the_connection_is_named(indexed, monke
     from conftest import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"
-    for key, value in (("BACKEND", "server"), ("API_BASE", url), ("MAX_RETRIES", "1")):  # one attempt: no retry log
+    # One attempt: no retry log.
+    for key, value in (("BACKEND", "server"), ("SERVER__API_BASE", url), ("SERVER__MAX_RETRIES", "1")):
         monkeypatch.setenv(f"RAGQA_EMBEDDING__{key}", value)
     one_line_error(cli(monkeypatch, indexed, "ask", BATTERY_Q), 1,
                    f"error: the embedding server refused the connection at {url}: is it running?")

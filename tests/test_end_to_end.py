@@ -64,7 +64,7 @@ def test_answer_cites_the_right_document(pipeline):
 def test_unanswerable_question_is_refused(pipeline):
     answer = pipeline.answer(UNRELATED_Q).to_dict()
     assert answer["answerable"] is False
-    assert answer["answer"] == pipeline.settings.refusal
+    assert answer["answer"] == pipeline.settings.answer.refusal
     # Which gate refused is said; only the references gate keeps the (unsupported) draft.
     assert answer["refused_by"] in ("retrieval", "model", "references")
     assert not any(s["supported"] for s in answer["segments"])
@@ -150,7 +150,7 @@ def test_an_over_long_question_is_refused_before_any_llm_call_and_does_not_poiso
     with pytest.raises(QuestionError, match="too long"):
         pipeline.answer(pasted, history=history)
     answer = pipeline.answer("What was the diameter of the nail in that test?",
-                             history=[*history, (pasted, pipeline.settings.refusal)])
+                             history=[*history, (pasted, pipeline.settings.answer.refusal)])
     assert answer.standalone_question and "error 42" not in answer.standalone_question
     assert answer.answerable and "3 mm" in answer.answer and answer.sources[0]["doc"] == "battery.md", answer.answer
 
@@ -194,16 +194,16 @@ def test_a_refusal_is_in_the_askers_language_and_keeps_its_sources(indexed):
     wrote stays."""
     from app.render import render_answer
 
-    korean = indexed.refusals["Korean"]
+    korean = indexed.answer.refusals["Korean"]
     by_retrieval = scripted(indexed, UNRELATED_Q).answer(KOREAN_UNRELATED)  # the reply translates the question
     assert (by_retrieval.refused_by, by_retrieval.answer) == ("retrieval", korean)
     assert by_retrieval.sources and by_retrieval.sources[0]["doc"] in render_answer(by_retrieval.to_dict())
-    by_model = scripted(indexed, BATTERY_Q, indexed.refusal).answer(KOREAN_BATTERY)
-    assert (by_model.refused_by, by_model.answer, by_model.draft) == ("model", korean, indexed.refusal)
+    by_model = scripted(indexed, BATTERY_Q, indexed.answer.refusal).answer(KOREAN_BATTERY)
+    assert (by_model.refused_by, by_model.answer, by_model.draft) == ("model", korean, indexed.answer.refusal)
     assert by_model.sources[0]["doc"] == "battery.md" and "battery.md" in render_answer(by_model.to_dict())
     pipeline = scripted(indexed, BATTERY_Q, "카페테리아는 자정에 문을 닫는다 [1].")
     by_references = pipeline.answer(KOREAN_BATTERY)
     assert (by_references.refused_by, by_references.answer) == ("references", korean)
     assert by_references.segments and by_references.sources
     assert pipeline.rematch(by_references, 0.6).answer == korean
-    assert scripted(indexed, UNRELATED_Q).answer(UNRELATED_Q).answer == indexed.refusal  # English stays English
+    assert scripted(indexed, UNRELATED_Q).answer(UNRELATED_Q).answer == indexed.answer.refusal  # English stays English

@@ -75,7 +75,7 @@ def test_reference_metrics_on_a_known_score_table(tmp_path):
             return out
 
     settings = fresh_settings(load_settings(), Path("/nonexistent"),
-                              references={"threshold": 0.5, "max_span": 1, "margin": 0.0})
+                              support={"threshold": 0.5}, references={"max_span": 1, "margin": 0.0})
     metrics, rows = evaluate_references(settings, items, TableScorer(), progress=False)
     # At 0.5: sentences 0 (c1) and 1 (c2) supported and right, sentence 2 unsupported.
     assert (metrics["precision"], metrics["coverage"]) == (1.0, 1.0)
@@ -113,10 +113,10 @@ def test_eval_retrieval_and_references_write_runs(indexed, corpus, tmp_path):
     assert {"n_sentences", "precision", "coverage", "by_threshold", "p50_ms", "p95_ms", "pairs_scored"} <= set(metrics)
     assert metrics["n_sentences"] == 3 and metrics["pairs_scored"] == 12  # (3 + 2 + 1 segments) x 2 chunks
     assert (refs / "threshold_curve.png").is_file()
-    side = run_references(settings, GOLD, vary=["references.threshold=0.5,0.97"], progress=False)
+    side = run_references(settings, GOLD, vary=["support.threshold=0.5,0.97"], progress=False)
     by = json.loads((side / "metrics.json").read_text())["variants"]
-    assert list(by) == ["references.threshold=0.5", "references.threshold=0.97"]
-    assert by["references.threshold=0.97"]["coverage"] < by["references.threshold=0.5"]["coverage"]
+    assert list(by) == ["support.threshold=0.5", "support.threshold=0.97"]
+    assert by["support.threshold=0.97"]["coverage"] < by["support.threshold=0.5"]["coverage"]
     assert "## Variants" in (side / "report.md").read_text()
 
     both = compare(settings, path, swept)
@@ -260,10 +260,10 @@ def test_cli_prints_the_run_folder_last(base_settings, tmp_path, monkeypatch):
     assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == str(folder)
     # A second run under a fork's settings (--config), then both side by side (`ragqa report A B`).
     fork = tmp_path / "fork.toml"
-    fork.write_text("[references]\nthreshold = 0.97\n", encoding="utf-8")
+    fork.write_text("[support]\nthreshold = 0.97\n", encoding="utf-8")
     strict = last_line(CliRunner().invoke(app, ["eval", "references", "--gold", str(GOLD), "--config", str(fork)]))
     a, b = (json.loads((run / "metrics.json").read_text()) for run in (folder, strict))
-    assert (a["threshold"], b["threshold"]) == (base_settings.references.threshold, 0.97)
+    assert (a["threshold"], b["threshold"]) == (base_settings.support.threshold, 0.97)
     assert b["coverage"] < a["coverage"]  # fewer sentences reach the stricter threshold
     both = last_line(CliRunner().invoke(app, ["report", str(folder), str(strict)]))
     assert both.parent == folder.parent and both not in (folder, strict)

@@ -258,7 +258,7 @@ def retrieve(settings, question: str):
     encoder = encoder_beside(scorer, settings, embedding)
     nodes = hybrid_retriever(settings, embedding, MockLLM()).retrieve(QueryBundle(question))
     reuse_stored_vectors(encoder, collection(settings), nodes)
-    return build_reranker(settings, encoder, scorer, settings.retrieval.top_k).postprocess_nodes(nodes, query_bundle=QueryBundle(question))
+    return build_reranker(settings, encoder, scorer, settings.retrieval.keep_k).postprocess_nodes(nodes, query_bundle=QueryBundle(question))
 
 
 def test_a_chart_value_answers_a_question(store):

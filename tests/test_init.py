@@ -106,7 +106,7 @@ def test_init_writes_a_fork_that_ingests_with_the_proposed_fields(base_settings,
     assert "field 'Test Name' from the file name in 3 file(s)" in result.output
     settings = load_settings(fork / "ragqa.toml")
     assert settings.storage_dir == fork / "storage" and settings.models_dir == shared
-    assert settings.prompt_file == fork / "prompts" / "answer.txt" and settings.prompt_file.is_file()
+    assert settings.answer.prompt_file == fork / "prompts" / "answer.txt" and settings.answer.prompt_file.is_file()
     assert (fork / "qa").is_dir()
 
     assert ragqa(monkeypatch, shared, "ingest", "--config", str(fork / "ragqa.toml"), str(docs)).exit_code == 0

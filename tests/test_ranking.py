@@ -17,7 +17,7 @@ from rag.ranking import FEATURES, LinearRanker, features, fit_ranker
 @pytest.fixture(scope="module")
 def stages(sample_indexed):
     qa = [q for q in load_qa(SAMPLE / "qa.jsonl") if q["answerable"]]
-    metrics, _rows = evaluate_stages(sample_indexed, qa, n=sample_indexed.retrieval.top_n, progress=False)
+    metrics, _rows = evaluate_stages(sample_indexed, qa, n=sample_indexed.retrieval.retrieve_k, progress=False)
     return metrics
 
 
@@ -71,8 +71,8 @@ def test_train_reranker_improves_an_untrained_ranker(sample_indexed, tmp_path, m
     ties, hybrid order stays), and the rerank stage then ranks with the new file."""
     untrained = tmp_path / "untrained.json"
     LinearRanker([0.0] * len(FEATURES), 0.0).save(untrained)
-    settings = fresh_settings(sample_indexed, sample_indexed.storage_dir, scoring={"ranker_file": untrained})
-    monkeypatch.setenv("RAGQA_SCORING__RANKER_FILE", str(untrained))
+    settings = fresh_settings(sample_indexed, sample_indexed.storage_dir, rerank={"ranker_file": untrained})
+    monkeypatch.setenv("RAGQA_RERANK__RANKER_FILE", str(untrained))
     mined = cli(monkeypatch, settings, "qa", "mine", "--out", str(tmp_path / "mined.jsonl"))
     assert mined.exit_code == 0, mined.output
     # An item of another store (its chunk id is not in this one) is left out of training.
@@ -102,7 +102,7 @@ def test_train_reranker_improves_an_untrained_ranker(sample_indexed, tmp_path, m
     from rag.scoring import bi_encoder
 
     encoder = bi_encoder(settings, build_embedding(settings))
-    rerank = build_reranker(fresh_settings(settings, settings.storage_dir, scoring={"ranker_file": out}), encoder, encoder, 5)
+    rerank = build_reranker(fresh_settings(settings, settings.storage_dir, rerank={"ranker_file": out}), encoder, encoder, 5)
     assert rerank._ranker.weights == LinearRanker.load(out).weights != [0.0] * len(FEATURES)
 
 

@@ -33,7 +33,7 @@ def test_feedback_and_run_folders_keep_no_secrets(base_settings, tmp_path):
     # What is not secret is kept: the record and the run still say what ran.
     for config in (record["config"], run.config()["settings"]):
         assert config["ui"]["users"] == ["alice"] and config["llm"]["api_key"] == "<redacted>"
-        assert config["references"]["threshold"] == settings.references.threshold
+        assert config["support"]["threshold"] == settings.support.threshold
         assert config["store"]["chroma_url"] == "http://<redacted>@127.0.0.1:8000"
         assert config["evaluation"]["judge_llm"]["api_key"] == "<redacted>"
     assert run.config()["kind"] == "answers"

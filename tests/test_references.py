@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
 from rag.references import ReferenceMatcher, split_sentences
-from rag.settings import ReferenceSettings
+from rag.settings import ReferenceSettings, SupportSettings
 
 
 class TableScorer:
@@ -29,7 +31,8 @@ CHUNKS = ["c0", "c1", "c2"]
 
 def matcher(table, threshold, max_span, chunks=CHUNKS, **tuning) -> ReferenceMatcher:
     """The matcher as the pipeline builds it, the rest of its settings at their defaults."""
-    settings = ReferenceSettings(threshold=threshold, max_span=max_span, **tuning)
+    settings = SimpleNamespace(support=SupportSettings(threshold=threshold),
+                               references=ReferenceSettings(max_span=max_span, **tuning))
     return ReferenceMatcher.from_settings(settings, TableScorer(table, chunks))
 
 

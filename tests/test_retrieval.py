@@ -60,7 +60,7 @@ def test_reranker_with_a_cross_encoder_folder(base_settings, tmp_path):
 
     folder = tmp_path / "cross-encoder"
     CrossEncoder(str(base_settings.embedding_path), num_labels=1, device="cpu").save(str(folder))
-    settings = fresh_settings(base_settings, tmp_path / "storage", scoring={"reranker_path": str(folder)})
+    settings = fresh_settings(base_settings, tmp_path / "storage", rerank={"method": "cross-encoder", "cross_encoder_path": str(folder)})
     scorer = build_scorer(settings, build_embedding(settings))
     assert isinstance(scorer, CrossEncoderScorer)
     nodes = [NodeWithScore(node=TextNode(text=t, id_=str(i)), score=0.0) for i, t in enumerate(["a", "b", "c"])]
@@ -69,7 +69,8 @@ def test_reranker_with_a_cross_encoder_folder(base_settings, tmp_path):
     assert len(ranked) == 2 and all(0.0 <= s <= 1.0 for s in direct)
     assert [n.score for n in ranked] == sorted(direct, reverse=True)[:2]
     with pytest.raises(FileNotFoundError, match="not a CrossEncoder folder"):
-        build_scorer(fresh_settings(base_settings, tmp_path / "s2", scoring={"reranker_path": str(tmp_path / "none")}), None)
+        missing = {"method": "cross-encoder", "cross_encoder_path": str(tmp_path / "none")}
+        build_scorer(fresh_settings(base_settings, tmp_path / "s2", rerank=missing), None)
 
 
 def test_batched_query_embeddings_equal_single_ones(base_settings):
@@ -135,7 +136,7 @@ def test_support_takes_paraphrase_and_refuses_a_changed_figure(base_settings, su
         ("No thermal runaway occurred, and the cell's temperature peaked at 71 °C.", chunk),
         ("The cafeteria opens at 7:30 on weekdays.", chunk),
     ])
-    threshold = base_settings.references.threshold
+    threshold = base_settings.support.threshold
     assert support.kind == "learned-support"
     assert min(copied, reordered, reworded) > threshold
     assert changed < threshold and foreign < threshold
@@ -149,7 +150,7 @@ def test_support_backs_a_korean_answer_resting_on_a_copied_command(base_settings
     other = "Title: Getting support\n\n## Are there logs of known bugs?\n\nSend an e-mail to request@bugs.debian.org."
     stated, elsewhere, wrong = support([("패키지는 `reportbug`입니다.", faq), ("패키지는 `reportbug`입니다.", other),
                                         ("패키지는 `bugreport`입니다.", faq)])
-    threshold = base_settings.references.threshold
+    threshold = base_settings.support.threshold
     assert stated > threshold and elsewhere < threshold and wrong < threshold
 
 
@@ -183,5 +184,5 @@ def test_support_across_languages_keeps_numbers_decisive(base_settings, support)
         ("In the side impact test the B-pillar intruded 152 mm.", korean),
         ("The cafeteria closes at 15:00 on weekdays.", korean),
     ])
-    threshold = base_settings.references.threshold
+    threshold = base_settings.support.threshold
     assert right > threshold > max(wrong, unrelated)

@@ -16,6 +16,7 @@ from conftest import BATTERY_Q, free_port, fresh_settings
 
 from ingestion.pipeline import ingest
 from rag.pipeline import RagPipeline
+from rag.settings import ServerSettings
 
 pytestmark = pytest.mark.slow
 
@@ -57,11 +58,11 @@ def llm_server(indexed, tmp_path_factory):
     ]
     log = tmp_path_factory.mktemp("llm-server") / "llm-server.log"
     with server(command, f"http://127.0.0.1:{port}/v1/models", log):
-        yield {"api_base": f"http://127.0.0.1:{port}/v1", "model": "qwen2.5-coder-1.5b-instruct", "timeout_s": 300,
-               "backend": "vllm"}
+        yield {"backend": "server", "server": ServerSettings(
+            api_base=f"http://127.0.0.1:{port}/v1", model="qwen2.5-coder-1.5b-instruct", timeout_s=300)}
 
 
-def test_vllm_backend_against_openai_compatible_server(indexed, llm_server):
+def test_server_backend_against_openai_compatible_server(indexed, llm_server):
     settings = fresh_settings(indexed, indexed.storage_dir, llm=llm_server)
     pipeline = RagPipeline(settings)
     assert type(pipeline.llm).__name__ == "OpenAILike"
@@ -75,7 +76,7 @@ def test_llm_verifier_judges_support_not_similarity(indexed, llm_server):
     supported, a changed number and an unrelated statement are not."""
     from rag.support import support_scorer
 
-    settings = fresh_settings(indexed, indexed.storage_dir, llm=llm_server, scoring={"support": "llm"})
+    settings = fresh_settings(indexed, indexed.storage_dir, llm=llm_server, support={"method": "llm"})
     verifier = support_scorer(settings, None)
     assert verifier.kind == "llm-verifier"
     chunk = ("A steel nail of 3 mm diameter was driven through cell 14 of the Orion battery pack at 80 mm/s. "
@@ -89,13 +90,13 @@ def test_llm_verifier_judges_support_not_similarity(indexed, llm_server):
         ("The B-pillar intruded 142 mm in the side impact test.", korean),
         ("The B-pillar intruded 152 mm in the side impact test.", korean),
     ])
-    threshold = settings.references.threshold
+    threshold = settings.support.threshold
     assert min(same, paraphrase, translated) > threshold, (same, paraphrase, translated)
     assert max(wrong, unrelated, wrong_translated) < threshold, (wrong, unrelated, wrong_translated)
     answer = RagPipeline(settings).answer(BATTERY_Q).to_dict()
     assert answer["answerable"] and any(s["supported"] for s in answer["segments"]), answer
     with pytest.raises(ValueError, match="needs llm.backend"):
-        support_scorer(fresh_settings(indexed, indexed.storage_dir, scoring={"support": "llm"}), None)
+        support_scorer(fresh_settings(indexed, indexed.storage_dir, support={"method": "llm"}), None)
 
 
 def test_chroma_http_client(base_settings, corpus, tmp_path, pipeline):
@@ -164,10 +165,12 @@ def embedding_server(base_settings, tmp_path_factory):
         yield {"api_base": f"http://127.0.0.1:{port}/v1", "backend": backend}
 
 
-def _embedder(base_settings, **embedding):
+def _embedder(base_settings, server: dict | None = None, **embedding):
     from rag.models import build_embedding
 
     settings = base_settings.model_copy(deep=True)
+    if server:
+        embedding["server"] = settings.embedding.server.model_copy(update=server)
     settings.embedding = settings.embedding.model_copy(update=embedding)
     return build_embedding(settings)
 
@@ -177,7 +180,7 @@ def test_server_embedding_backend_gives_the_local_vectors(base_settings, embeddi
     import numpy as np
 
     local = _embedder(base_settings, backend=embedding_server["backend"])
-    remote = _embedder(base_settings, backend="server", api_base=embedding_server["api_base"], batch_size=4)
+    remote = _embedder(base_settings, backend="server", server={"api_base": embedding_server["api_base"]}, batch_size=4)
     texts = [f"{word} 충돌 시험 {i}: the crash test ran at {50 + i} km/h." for i, word in enumerate("abcdefghij")]
     passages = np.asarray(remote.get_text_embedding_batch(texts))
     assert passages.shape == (10, 384)
@@ -210,7 +213,7 @@ def test_embedding_server_counts_what_it_embeds_and_refuses_what_it_cannot_serve
     from app.embed_server import MAX_INPUT_CHARS, MAX_INPUTS
     from rag.prepare_e5 import E5_MAX_TOKENS
 
-    url, model = embedding_server["api_base"] + "/embeddings", base_settings.embedding.model
+    url, model = embedding_server["api_base"] + "/embeddings", base_settings.embedding.server.model
     tokenizer = Tokenizer.from_file(str(base_settings.embedding_path / "tokenizer.json"))
     short, long = "The crash test ran at 56 km/h.", "The crash test ran at 56 km/h. " * 400  # 3,600 tokens
     status, body = _post(url, {"model": model, "input": [short, long]})
@@ -240,7 +243,7 @@ def test_dead_embedding_server_is_named_within_the_timeout(base_settings):
     from rag.embeddings import EmbeddingServerError
 
     url = f"http://127.0.0.1:{free_port()}/v1"
-    remote = _embedder(base_settings, backend="server", api_base=url, timeout_s=5.0, max_retries=2)
+    remote = _embedder(base_settings, backend="server", server={"api_base": url, "timeout_s": 5.0, "max_retries": 2})
     start = time.monotonic()
     with pytest.raises(EmbeddingServerError, match="refused the connection at " + url.replace(".", r"\.")):
         remote.get_query_embedding("Anyone there?")

@@ -9,22 +9,28 @@ from rag.settings import DEFAULT_CONFIG, load_settings
 
 def test_default_config_values_and_paths():
     settings = load_settings()
-    assert settings.retrieval.top_n == 20 and settings.retrieval.top_k == 5
+    assert settings.retrieval.retrieve_k == 20 and settings.retrieval.keep_k == 5
     assert settings.storage_dir == DEFAULT_CONFIG.parent / "storage"
     assert settings.models_dir == settings.storage_dir / "models"
-    assert settings.prompt_file.is_file()
+    assert settings.answer.prompt_file.is_file()
 
 
 def test_fork_config_relative_to_its_folder_and_env_overrides(tmp_path, monkeypatch):
     config = tmp_path / "fork.toml"
-    config.write_text('storage_dir = "state"\n[retrieval]\ntop_n = 30\n[llm]\nbackend = "vllm"\n')
-    monkeypatch.setenv("RAGQA_RETRIEVAL__TOP_K", "3")
+    config.write_text('storage_dir = "state"\n[retrieval]\nretrieve_k = 30\n[llm]\nbackend = "server"\n'
+                      '[llm.server]\nmodel = "own"\n')
+    monkeypatch.setenv("RAGQA_RETRIEVAL__KEEP_K", "3")
+    monkeypatch.setenv("RAGQA_LLM__SERVER__TIMEOUT_S", "9")
     monkeypatch.setenv("RAGQA_MODELS_DIR", str(tmp_path / "models"))
     settings = load_settings(config)
     assert settings.storage_dir == tmp_path / "state"
     assert settings.models_dir == tmp_path / "models"
-    assert settings.retrieval.top_n == 30 and settings.retrieval.top_k == 3
-    assert settings.llm.backend == "vllm"
+    assert settings.retrieval.retrieve_k == 30 and settings.retrieval.keep_k == 3
+    assert settings.llm.backend == "server"
+    # Keys a server block leaves out keep the LLM's defaults, not the embedder's.
+    assert (settings.llm.server.model, settings.llm.server.timeout_s) == ("own", 9)
+    assert settings.llm.server.api_base == "http://127.0.0.1:8000/v1"
+    assert settings.embedding.server.timeout_s == 60
     assert settings.chunking.chunk_size == 900  # untouched keys keep their defaults
 
 
@@ -43,9 +49,9 @@ def test_model_and_artifact_paths_are_relative_to_the_config(tmp_path, monkeypat
     assert settings.embedding_path == folder / "models" / "e5"
     assert settings.ingest.docling_artifacts_path == str(folder / "docling")
     assert settings.evaluation.judge_llm.model_path == str(folder / "models" / "judge.gguf")
-    assert settings.scoring.reranker_path == ""  # empty: the default
-    config.write_text('[scoring]\nsupport_file = "mine.json"\n')
-    with pytest.raises(ValueError, match=r"scoring.support_file mine.json not found"):
+    assert settings.rerank.cross_encoder_path == ""  # empty: the default
+    config.write_text('[support]\nmodel_file = "mine.json"\n')
+    with pytest.raises(ValueError, match=r"support.model_file mine.json not found"):
         load_settings(config)
 
 
@@ -68,13 +74,13 @@ def test_copied_config_finds_the_shipped_prompts_and_names_missing_files(tmp_pat
     copy.parent.mkdir()
     copy.write_text(DEFAULT_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
     settings = load_settings(copy)
-    assert settings.prompt_file == REPO_ROOT / "prompts" / "answer.txt"
+    assert settings.answer.prompt_file == REPO_ROOT / "prompts" / "answer.txt"
     assert settings.storage_dir == copy.parent / "storage"  # state stays beside the config
     (copy.parent / "prompts").mkdir()
     (copy.parent / "prompts" / "answer.txt").write_text("Own prompt {context} {question} {refusal}")
-    assert load_settings(copy).prompt_file == copy.parent / "prompts" / "answer.txt"  # its own wins
-    copy.write_text('prompt_file = "prompts/mine.txt"\n')
-    with pytest.raises(ValueError, match=r"ragqa.toml: prompt_file prompts/mine.txt not found"):
+    assert load_settings(copy).answer.prompt_file == copy.parent / "prompts" / "answer.txt"  # its own wins
+    copy.write_text('[answer]\nprompt_file = "prompts/mine.txt"\n')
+    with pytest.raises(ValueError, match=r"ragqa.toml: answer.prompt_file prompts/mine.txt not found"):
         load_settings(copy)
 
 
@@ -88,13 +94,27 @@ def test_copied_config_finds_the_shipped_prompts_and_names_missing_files(tmp_pat
          r"RAGQA_HEADERS__FIELDS: a list or table setting from the environment must be JSON"),
         ('storage_dir = "a-file"\n', {}, r"storage_dir .*a-file is a file, not a folder"),
         # A misspelt key would leave the default in force unnoticed.
-        ("[retrieval]\ntop_k = 3\ntopn = 40\n", {}, r"bad.toml: retrieval.topn: unknown key"),
+        ("[retrieval]\nkeep_k = 3\ntopn = 40\n", {}, r"bad.toml: retrieval.topn: unknown key"),
         ('storage = "x"\n', {}, r"storage: unknown key"),
         ("", {"RAGQA_LLM__MODLE": "x"}, r"llm.modle: unknown key \(misspelt\? or a RAGQA_LLM__MODLE variable\)"),
         # Out of range: each would run and give nonsense, or fail later with a traceback.
-        ("[retrieval]\ntop_k = 0\n", {}, r"retrieval.top_k: Input should be greater than or equal to 1"),
-        ("[retrieval]\ntop_k = 30\n", {}, r"retrieval: top_k \(30\) cannot exceed top_n \(20\)"),
-        ("[references]\nthreshold = 7\n", {}, r"references.threshold: Input should be less than or equal to 1"),
+        ("[retrieval]\nkeep_k = 0\n", {}, r"retrieval.keep_k: Input should be greater than or equal to 1"),
+        ("[retrieval]\nkeep_k = 30\n", {}, r"retrieval: keep_k \(30\) cannot exceed retrieve_k \(20\)"),
+        ("[support]\nthreshold = 7\n", {}, r"support.threshold: Input should be less than or equal to 1"),
+        ('[rerank]\nmethod = "cross-encoder"\n', {}, r"rerank: method = \"cross-encoder\" needs cross_encoder_path"),
+        # Keys of earlier versions name their new place.
+        ("[retrieval]\ntop_n = 30\n", {}, r"/bad.toml: retrieval.top_n is now retrieval.retrieve_k$"),
+        ("", {"RAGQA_RETRIEVAL__TOP_K": "3"},
+         r"^RAGQA_RETRIEVAL__TOP_K: retrieval.top_k is now retrieval.keep_k \(RAGQA_RETRIEVAL__KEEP_K\)$"),
+        ('[scoring]\nsupport = "llm"\nsupport_file = "x.json"\n', {},
+         r"scoring.support is now support.method; scoring.support_file is now support.model_file$"),
+        ("", {"RAGQA_SCORING__RERANKER_PATH": "x"}, r"scoring.reranker_path is now rerank.cross_encoder_path"),
+        ('answer_language = "English"\n', {}, r"answer_language is now answer.language$"),
+        ("", {"RAGQA_HISTORY_TURNS": "1"}, r"history_turns is now answer.history_turns \(RAGQA_ANSWER__HISTORY_TURNS\)"),
+        ("[references]\nthreshold = 0.4\n", {}, r"references.threshold is now support.threshold$"),
+        ('[llm]\napi_base = "http://x/v1"\n', {}, r"llm.api_base is now llm.server.api_base$"),
+        ('[evaluation.judge_llm]\nmodel = "big"\n', {}, r"evaluation.judge_llm.model is now evaluation.judge_llm.server.model"),
+        ('[llm]\nbackend = "vllm"\n', {}, r"llm.backend: \"vllm\" is now \"server\""),
         ("[ingest]\nmax_file_mb = -1\n", {}, r"ingest.max_file_mb: Input should be greater than 0"),
         ("[llm]\nn_ctx = 100\n", {}, r"llm.n_ctx: Input should be greater than or equal to 1024"),
         ("", {"RAGQA_UI__PORT": "99999"}, r"ui.port: Input should be less than or equal to 65535"),
@@ -133,6 +153,6 @@ def test_the_working_folders_config_is_in_force(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGQA_CONFIG", str(other))
     assert load_settings().storage_dir == tmp_path / "elsewhere"
     monkeypatch.delenv("RAGQA_CONFIG")
-    (fork / "ragqa.toml").write_text("[retrieval]\ntop_k = 0\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"ragqa.toml: retrieval.top_k"):
+    (fork / "ragqa.toml").write_text("[retrieval]\nkeep_k = 0\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"ragqa.toml: retrieval.keep_k"):
         load_settings()

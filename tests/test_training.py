@@ -131,7 +131,7 @@ def test_trained_cross_encoder_is_the_scorer(indexed, generated, tmp_path):
     assert summary["train_pairs"] > 0 and summary["heldout_after"]["pairs"] > 0
     saved = json.loads((out / "ragqa_training.json").read_text())
     assert saved["recipe"]["layers"] == 2 and not out.with_name("reranker.partial").exists()
-    settings = fresh_settings(indexed, indexed.storage_dir, scoring={"reranker_path": str(out)})
+    settings = fresh_settings(indexed, indexed.storage_dir, rerank={"method": "cross-encoder", "cross_encoder_path": str(out)})
     scorer = build_scorer(settings, embedding=None)
     assert scorer.kind == "cross-encoder" and scorer.model.model.config.num_hidden_layers == 2
     battery, cafeteria = sorted(
@@ -183,8 +183,8 @@ def test_generate_and_train_from_the_command_line(base_settings, corpus, tmp_pat
     )
     assert trained.exit_code == 0, trained.output
     assert trained.output.strip().splitlines()[-1] == str(folder) and (folder / "ragqa_training.json").is_file()
-    monkeypatch.setenv("RAGQA_SCORING__RERANKER_PATH", str(folder))
-    monkeypatch.setenv("RAGQA_SCORING__RERANKER", "scorer")  # rerank by the CrossEncoder alone
+    monkeypatch.setenv("RAGQA_RERANK__CROSS_ENCODER_PATH", str(folder))
+    monkeypatch.setenv("RAGQA_RERANK__METHOD", "cross-encoder")  # rerank by the CrossEncoder alone
     answer = runner.invoke(app, ["ask", BATTERY_Q, "--json"])
     assert answer.exit_code == 0 and json.loads(answer.stdout)["reranker"] == "cross-encoder"  # stderr: load bars
 

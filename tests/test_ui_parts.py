@@ -111,7 +111,7 @@ def test_feedback_is_kept_and_exported_as_qa_items(base_settings, tmp_path, pipe
     log.add(good, "down", "first impression", settings)
     log.add(good, "up", "right cell, right cite", settings, user="alice")  # the last rating counts
     log.add(refused, "up", "", settings)
-    assert len(log.records()) == 3 and log.records()[1]["config"]["references"]["threshold"] == 0.5
+    assert len(log.records()) == 3 and log.records()[1]["config"]["support"]["threshold"] == 0.5
 
     out = tmp_path / "rated.jsonl"
     assert export(log, out) == 2
@@ -171,7 +171,7 @@ def test_a_new_threshold_rechecks_the_same_answer_without_the_model(pipeline, mo
 def test_chunks_kept_can_be_set_per_question(pipeline):
     one = pipeline.answer(BATTERY_Q, top_k=1)
     assert len(one.sources) == 1 and one.sources[0]["doc"] == "battery.md" and one.answerable
-    assert pipeline.reranker.top_n == pipeline.settings.retrieval.top_k  # the shared stage is untouched
+    assert pipeline.reranker.top_n == pipeline.settings.retrieval.keep_k  # the shared stage is untouched
 
 
 def test_a_line_is_boxed_once_whatever_its_letters_and_fonts(tmp_path):

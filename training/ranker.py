@@ -106,7 +106,7 @@ def train_ranker(
         (heldout if chunk in held else train).append((rows, labels))
         if chunk not in held:
             weights.append(1.0 if item.get("kind") in MINED_KINDS else recipe.generated_weight)
-    current = LinearRanker.load(settings.scoring.ranker_file)
+    current = LinearRanker.load(settings.rerank.ranker_file)
     sources = sorted({item.get("kind") or "generated" for item, _ in items})
     ranker = fit_ranker(train, recipe.strength, weights, source=f"{len(train)} questions ({', '.join(sources)})")
     summary = {

@@ -59,7 +59,7 @@ def train_retriever(
     def scorer(calibration: dict[str, float]):
         return lambda pairs: logistic((cosines(pairs) - calibration["center"]) / calibration["scale"])
 
-    untuned = {"center": settings.scoring.cosine_center, "scale": settings.scoring.cosine_scale}
+    untuned = {"center": settings.rerank.cosine_center, "scale": settings.rerank.cosine_scale}
     before = heldout_figures(scorer(untuned), heldout)
     groups: dict[str, dict[str, Any]] = {}
     for row in train:  # rows come positive first, then negatives hardest first
