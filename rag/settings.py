@@ -3,7 +3,8 @@
 A fork for a new document set edits only its TOML. Relative paths in the settings are taken
 relative to the folder of the config file, so a config works from any working directory: a
 path field says so by its type (`ConfigFile`, `ConfigPath`), and every such field of every
-section is resolved when the settings load. The sections are in rag/settings_sections.py.
+section is resolved when the settings load. The sections are in rag/settings_sections.py and
+rag/settings_tools.py.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from rag.settings_sections import (
     ConfigPath,
     ContextSettings,
     EmbeddingSettings,
-    EvaluationSettings,
     HeaderSettings,
     IngestSettings,
     LLMSettings,
@@ -41,9 +41,8 @@ from rag.settings_sections import (
     ServerSettings,
     StoreSettings,
     SupportSettings,
-    TrainingSettings,
-    UISettings,
 )
+from rag.settings_tools import EvaluationSettings, TrainingSettings, UISettings
 
 __all__ = [
     "MIN_CONTEXT", "AnswerSettings", "ChunkingSettings", "ConfigFile", "ConfigPath", "ContextSettings",
