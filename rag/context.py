@@ -1,13 +1,9 @@
-"""How retrieved chunks are written into the prompt. The stored text (what the sources panel shows
-and the reference matcher reads) is unchanged; this is only what the LLM reads.
-
-A 1.5B model on two cores evaluates about 60 prompt tokens a second, so its evidence is chosen,
-not dumped: each chunk is cut into units (a sentence, a list item, a table row), every unit is
-scored against the question, and the best units fill a token budget, those of better-ranked
-chunks first among near equals. Each chunk shown gets its number, its place (document, slide,
-page, section) and its document's header fields (in full once per document); a table row is
-written as `column: value` pairs, so the model reads a cell with its column's name instead of
-counting pipes back to the header row.
+"""How retrieved chunks are written into the prompt (the stored text, which the sources panel
+shows and the matcher reads, is unchanged). The embedded model reads a prompt slowly, so evidence
+is chosen, not dumped: each chunk is cut into units (a sentence, a list item, a table row), and
+the units most relevant to the question fill a token budget (docs/BENCHMARKS.md, "Which evidence
+reaches the prompt"). Each chunk shown gets its number, its place and its document's header
+fields; a table row is written as `column: value` pairs, so a cell is read with its column's name.
 """
 
 from __future__ import annotations
@@ -55,10 +51,12 @@ def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:
                 if tables == "markdown":
                     out.append(Unit(chunk, len(out), row, heading + (header, rule)))
                 else:
-                    pairs = [f"{name}: {value}" if name else value for name, value in zip(cells(header), cells(row)) if value]
+                    pairs = [f"{name}: {value}" if name else value
+                             for name, value in zip(cells(header), cells(row)) if value]
                     out.append(Unit(chunk, len(out), "; ".join(pairs), heading))
             continue
-        out += [Unit(chunk, len(out) + i, sentence, heading) for i, sentence in enumerate(split_sentences(block))]
+        out += [Unit(chunk, len(out) + i, sentence, heading)
+                for i, sentence in enumerate(split_sentences(block))]
     return out
 
 
@@ -95,7 +93,8 @@ class ContextBuilder:
     tables: str = "rows"
     rank_weight: float = 0.5
 
-    def build(self, question: str, nodes: Sequence[NodeWithScore], budget: int) -> tuple[str, list[NodeWithScore]]:
+    def build(self, question: str, nodes: Sequence[NodeWithScore],
+              budget: int) -> tuple[str, list[NodeWithScore]]:
         """(the context text, the chunks it shows, in citation order [1], [2], ...)."""
         candidates = [
             unit for i, n in enumerate(nodes)
@@ -130,7 +129,8 @@ class ContextBuilder:
         blocks, documents = [], set()
         for number, index in enumerate(sorted(chosen), start=1):  # citation numbers follow the ranking
             meta = nodes[index].node.metadata
-            lines, printed = [f"[{number}] {self.label(nodes[index], full=meta.get('doc') not in documents)}"], set()
+            label = self.label(nodes[index], full=meta.get("doc") not in documents)
+            lines, printed = [f"[{number}] {label}"], set()
             documents.add(meta.get("doc"))
             for unit in sorted(chosen[index], key=lambda u: u.position):
                 lines += [line for line in unit.lead if line not in printed and line != section(meta)]

@@ -1,21 +1,13 @@
 """Reference matching: link each segment of a generated answer to the chunks that support it.
 
-After generation the answer is split into sentences; every contiguous run of up to `max_span`
-sentences is scored against every top-k chunk in ONE batched scorer call; a dynamic program then
-picks the partition of the answer into segments and a chunk per segment.
-
-Objective (why not the paper's sum of scores): a segment of L sentences whose support for its best
-chunk is s is worth L * max(s, threshold) - split_penalty. Weighting by length makes the total a
-sum of per-sentence support, so cutting a segment into singletons gains nothing unless the pieces
-are better supported on their own, and one giant segment gains nothing unless joining helps (e.g.
-a sentence that says "It" needs its predecessor). An unsupported segment earns exactly the
-threshold, so the DP itself decides where support ends. The small split penalty breaks ties
-toward fewer, longer segments.
-
-Support is capped per sentence: within a segment, a sentence counts the segment's score for a
-chunk only up to its own score for that chunk plus `context_bonus`. Joining can lend context to
-an anaphoric sentence, but a sentence no chunk supports cannot ride along inside a well-supported
-segment (a segment's similarity hardly drops when one unrelated sentence is added to it).
+The answer is split into sentences; every run of up to `max_span` sentences is scored against
+every chunk in one batched scorer call, and a dynamic program picks the partition into segments
+and a chunk per segment. A segment of L sentences whose best support is s is worth
+L * max(s, threshold) - split_penalty (not the paper's sum of scores): a sum of per-sentence
+support, so cutting or joining gains only where support changes (a sentence saying "It" needs
+its predecessor), an unsupported segment earns exactly the threshold, and the small penalty
+breaks ties toward longer segments. Within a segment a sentence counts the segment's score only
+up to its own plus `context_bonus`: a sentence no chunk supports cannot ride along.
 """
 
 from __future__ import annotations
@@ -69,7 +61,8 @@ class ReferenceMatcher:
         cfg = settings.references
         return cls(scorer, settings.support.threshold, cfg.max_span, cfg.margin, cfg.context_bonus)
 
-    def run(self, answer: str, nodes: Sequence[NodeWithScore], threshold: float | None = None) -> list[Segment]:
+    def run(self, answer: str, nodes: Sequence[NodeWithScore],
+            threshold: float | None = None) -> list[Segment]:
         """The answer's segments with indices into `nodes`, read as they were embedded (header
         included). Citation markers and the sources' file names ("in report-2024-08.docx [2]",
         copied from the context's labels) are citations, not claims: they are left out of what is
@@ -99,10 +92,9 @@ class ReferenceMatcher:
         # score for k plus the context bonus, averaged over its sentences.
         def support(span: tuple[int, int]) -> list[float]:
             i, j = span
-            return [
-                sum(min(raw[span][k], raw[(m, m)][k] + self.context_bonus) for m in range(i, j + 1)) / (j - i + 1)
-                for k in range(len(chunks))
-            ]
+            capped = [[min(raw[span][k], raw[(m, m)][k] + self.context_bonus) for m in range(i, j + 1)]
+                      for k in range(len(chunks))]
+            return [sum(sentences) / (j - i + 1) for sentences in capped]
 
         chunk_scores = {span: support(span) for span in spans}
         best = {span: max(scores, default=0.0) for span, scores in chunk_scores.items()}

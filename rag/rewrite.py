@@ -1,15 +1,9 @@
-"""Questions rewritten before retrieval, by the LLM:
-
-- a chat's follow-up made to stand alone (LlamaIndex's condense-question pattern): retrieval
-  cannot resolve "and the passenger?";
-- a question written in the other language than most of the corpus, translated into the
-  corpus's language. BM25, the ranker's wording features and the context's sentence choice all
-  work within one language: on English questions over the Korean Debian FAQ the rerank stage
-  found the gold chunk in its top 5 for 0.35 of the questions as asked and 0.70 with the
-  translation (docs/BENCHMARKS.md). Retrieval then runs on both questions and the ranker orders
-  their union by the translation; the answer is still written in the asker's language.
-
-Korean and English are told apart by script (rag/text.hangul_script).
+"""Questions rewritten by the LLM before retrieval: a chat's follow-up made to stand alone
+(LlamaIndex's condense-question pattern), and a question in the language most of the corpus
+lacks translated into the corpus's, since BM25, the ranker's wording features and the context's
+sentence choice work within one language (docs/BENCHMARKS.md, "Questions in the other language
+than the corpus"); retrieval runs on both and the answer keeps the asker's language. Languages
+are told apart by script (rag/text.hangul_script).
 """
 
 from __future__ import annotations
@@ -30,7 +24,7 @@ def script_language(text: str) -> str:
     return "Korean" if hangul_script(text) else "English"
 
 
-MIN_SHARE = 0.2  # a language holding less than this share of the documents is lacking: translate into the other
+MIN_SHARE = 0.2  # a language under this share of the documents is lacking: translate into the other
 
 
 def document_shares(chunks: Sequence[tuple[str, str]]) -> dict[str, float]:

@@ -1,33 +1,14 @@
 """The reference matcher's support scorer: does this chunk state what this answer segment says?
 
-A bi-encoder's cosine between a segment and a whole chunk measures topic: a same-topic chunk
-that states other facts scores nearly as high as the one that states these, and across languages
-(an English answer from a Korean chunk) every cosine crowds into the same narrow band. What tells
-them apart is cheap to compute and learned from annotated answers:
-
-- `cosine`: e5 cosine of the segment (as a query) and the chunk (as a passage), centred as
-  below across scripts;
-- `passage_cosine` (across scripts): the best cosine of the segment and one sentence, or two
-  adjacent sentences, of the chunk, with each language's mean vector taken out first. e5's
-  vectors carry a language component: an unrelated sentence of the other language scores high
-  and every cross-language cosine crowds into one narrow band whose level depends on the domain
-  (a true translation scores 0.85 on a law, an unrelated sentence 0.87 on the Debian FAQ).
-  Centred, translations stand apart (EN answers on KO chunks: ROC AUC 0.972 -> 0.997); the
-  chunk's sentence, not the whole chunk, is what the segment translates, and a pair of sentences
-  catches a translation that splits or joins them differently (docs/BENCHMARKS.md);
-- `wording`: the share of the segment's character trigrams the chunk contains, capped by the
-  share of its numbers there (same script only: lexical_support);
-- `numbers_missing`: the share of the segment's numbers the chunk lacks: a changed figure makes
-  a paraphrase unsupported in any language;
-- `latin`: across scripts, the share of the Korean side's Latin-script words (product names,
-  commands, abbreviations) that the English side contains.
-
-Two logistic models, one for a segment in the chunk's script and one across scripts (they need
-their own calibration), with weights and the language centres in rag/support.json, fitted by
-benchmarks/fit_support.py. Two rules back what the models cannot read: a Markdown table row that
-states the segment's cell (`table_support`), and a file, command or package name copied verbatim
-into an answer in the other language (`code_support`). Two reject what they cannot read (rag/units.py):
-a figure whose unit the chunk does not give it, and a comparison its own figures contradict.
+A bi-encoder's cosine of a segment and a whole chunk measures topic, and across languages every
+cosine crowds into one narrow band. Two logistic models, same script and across scripts (weights
+and e5's language centres in rag/support.json, fitted by benchmarks/fit_support.py), read cheap
+features instead: `cosine` (centred across scripts), `passage_cosine` (across scripts: the best
+centred cosine with one sentence of the chunk, or two adjacent ones), `wording`
+(`lexical_support`), `numbers_missing` and `latin` (the Korean side's Latin-script words that the
+other side holds). Rules back what the models cannot read (`table_support`, `code_support`) and
+reject what they miss (rag/units.py). Figures: docs/BENCHMARKS.md, "Reference support: which
+model" and "Support model, second step".
 """
 
 from __future__ import annotations
@@ -44,7 +25,8 @@ import numpy as np
 from rag.files import write_text_atomically
 from rag.logistic import Logistic, fit_standardised
 from rag.scoring import BiEncoderScorer, Pair, Scorer
-from rag.text import MARKER, NUMBER, across_scripts, hangul_script, markdown_tables, split_sentences, trigrams
+from rag.text import (MARKER, NUMBER, across_scripts, hangul_script, markdown_tables, split_sentences,
+                      trigrams)
 from rag.units import comparisons_hold, units_backed
 
 SAME = ("cosine", "wording", "numbers_missing")
@@ -117,16 +99,11 @@ def _named(name: str, segment: str) -> bool:
 
 
 def table_support(segment: str, chunk: str) -> bool:
-    """Whether one row of a Markdown table in the chunk states the segment: the segment names
-    that row more than any other (by its text cells: "HIC15", "SL-13", "WorldSID 50M"), every
-    figure of the segment is in the row (leaving out the chunk's header prefix and the codes
-    that name the row: "ES-2re" is not the figure 2), at least one of them is a value (a number
-    or a date, not only a code), and a figure from a numeric cell other than the row's first is
-    named by its column ("388" needs "passenger", "700" needs "limit"). A segment naming two rows
-    equally ("the WorldSID dummy is ES-031", another row's serial) is stated by neither. The
-    learned model reads a table as one long text whose figures all belong to it, so it can
-    neither confirm the right cell nor reject the wrong one; this rule does both. Same script
-    only: across languages no cell is named."""
+    """Whether one Markdown table row of the chunk states the segment (the learned model reads a
+    table as one text): the row the segment names most by its text cells (a tie: none) holds each
+    of its figures (less the header prefix's and the codes naming the row: "ES-2re" is not 2), one
+    of them a value, and a figure from a numeric cell after the row's first is named by its column
+    ("388" needs "passenger"). Same script only: across languages no cell is named."""
     if across_scripts(segment, chunk):
         return False
     header = _HEADER.match(chunk)
@@ -169,22 +146,18 @@ def codes(text: str) -> set[str]:
     for quoted, word in _CODE.findall(MARKER.sub("", text)):
         for token in quoted.split() if quoted else [word]:
             token = re.sub(r"[^\x21-\x7e]+.*$", "", token.strip("\"'“”‘’()[]<>,;:")).rstrip(".,;:")
-            if re.search(r"[A-Za-z0-9]{3,}", token) and re.search(r"[A-Za-z]", token) and (quoted or _CODE_SIGN.search(token)):
+            coded = quoted or _CODE_SIGN.search(token)
+            if re.search(r"[A-Za-z0-9]{3,}", token) and re.search(r"[A-Za-z]", token) and coded:
                 found.add(token.lower())
     return found
 
 
 def code_support(segment: str, chunk: str, common: set[str] = frozenset()) -> bool:
-    """Whether the chunk states every code of a segment in the other script, and a passage
-    holding one of them (a sentence, or two adjacent) holds all its figures. Across scripts the
-    learned model's cosines do not back a terse answer whose content is a file, command or
-    package name ("부팅 때 불러올 모듈은 `/etc/modules` 파일에 둡니다." against the English FAQ's
-    sentence), while such a name, copied verbatim, is what the answer rests on. Plain words do
-    not count (a list of release names would back any of them for any release), nor do `common`
-    codes, those most of the chunks in question hold ("GNU/Linux"): they name the topic, not
-    the answer. Scripts are told apart with a syllable counted as three letters, so a Korean
-    sentence around a command ("패키지는 `reportbug`입니다.", 7 syllables, 9 letters) is Korean,
-    as is a Korean FAQ chunk full of commands."""
+    """Whether the chunk, in the other script, states every code of the segment but the `common`
+    ones (they name the topic), and a passage holding one of them holds all its figures: across
+    scripts the cosines miss a terse answer resting on a file, command or package name copied
+    verbatim ("모듈은 `/etc/modules` 파일에 둡니다."). A syllable counts as three letters here, so a
+    Korean sentence around a command ("패키지는 `reportbug`입니다.") is Korean."""
     if hangul_script(segment, 3) == hangul_script(chunk, 3):
         return False
     wanted = codes(segment) - common
@@ -192,7 +165,8 @@ def code_support(segment: str, chunk: str, common: set[str] = frozenset()) -> bo
     if not wanted or not all(code in text for code in wanted):
         return False
     figures = set(NUMBER.findall(MARKER.sub("", segment)))
-    return any(figures <= set(NUMBER.findall(p)) for p in passages(chunk) if any(c in p.lower() for c in wanted))
+    holding = [p for p in passages(chunk) if any(c in p.lower() for c in wanted)]
+    return any(figures <= set(NUMBER.findall(p)) for p in holding)
 
 
 def common_codes(pairs: Sequence[Pair]) -> dict[str, set[str]]:
@@ -206,8 +180,8 @@ def common_codes(pairs: Sequence[Pair]) -> dict[str, set[str]]:
     for segment, texts in chunks.items():
         flat = [" ".join(t.lower().split()) for t in texts]
         headers = " ".join(m.group(0).lower() for t in texts if (m := _HEADER.match(t)))
-        common[segment] = {code for code in codes(segment)
-                           if code in headers or (len(flat) > 2 and 2 * sum(code in t for t in flat) > len(flat))}
+        common[segment] = {code for code in codes(segment) if code in headers
+                           or (len(flat) > 2 and 2 * sum(code in t for t in flat) > len(flat))}
     return common
 
 
@@ -231,7 +205,8 @@ class SupportModel:
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(f"support model {path}: cannot read it ({error})") from None
         return cls(Logistic.from_dict(same, SAME, f"support model {path} (same)"),
-                   Logistic.from_dict(cross, CROSS, f"support model {path} (cross)"), centres, data.get("source", ""))
+                   Logistic.from_dict(cross, CROSS, f"support model {path} (cross)"),
+                   centres, data.get("source", ""))
 
     def save(self, path: Path) -> None:
         data = {"same": self.same.to_dict(), "cross": self.cross.to_dict(), "source": self.source,
@@ -273,16 +248,17 @@ class LearnedSupport:
         for (segment, chunk), cosine, is_cross, top in zip(pairs, cosines, across, best):
             missing = numbers_missing(segment, chunk)
             same.append([cosine, 0.0 if is_cross else lexical_support(segment, chunk), missing])
-            cross.append([cosine, top, missing, latin_shared(segment, chunk)] if is_cross else [0.0] * len(CROSS))
+            cross.append([cosine, top, missing, latin_shared(segment, chunk)]
+                         if is_cross else [0.0] * len(CROSS))
         return np.array(same).reshape(-1, len(SAME)), np.array(cross).reshape(-1, len(CROSS)), across
 
     def _segment_vectors(self, segments: Sequence[str], whole: set[str]) -> np.ndarray:
-        """A segment's vector: the normalised sum of its sentences' query vectors, or for the
-        segments in `whole` its own embedding. The matcher scores every run of up to three
-        sentences; embedding each sentence once instead of each run halves the matcher's time,
-        with the same figures on the same-script gold sets. Across scripts the sum lowered
-        precision (0.87 -> 0.63 on EN answers on KO chunks), so those runs are embedded whole."""
-        parts = {text: [text] if text in whole else (split_sentences(text) or [text]) for text in dict.fromkeys(segments)}
+        """A segment's vector: the normalised sum of its sentences' query vectors (each sentence
+        embedded once, not each run of up to three: faster, same figures), or for the segments in
+        `whole` (across scripts, where the sum lowered precision) its own embedding
+        (docs/BENCHMARKS.md, "Reference support: which model")."""
+        parts = {text: [text] if text in whole else (split_sentences(text) or [text])
+                 for text in dict.fromkeys(segments)}
         unique = list(dict.fromkeys(p for sentences in parts.values() for p in sentences))
         vectors = dict(zip(unique, self.encoder.embed(unique, query=True)))
         joined = {}
@@ -325,7 +301,8 @@ class LearnedSupport:
         return (np.maximum(scores, rules) * np.asarray(stated, dtype=float)).tolist()
 
 
-def fit_logistic(rows: np.ndarray, labels: np.ndarray, features: tuple[str, ...], positive_weight: float) -> Logistic:
+def fit_logistic(rows: np.ndarray, labels: np.ndarray, features: tuple[str, ...],
+                 positive_weight: float) -> Logistic:
     """Logistic regression on standardised features, weights given back in raw units;
     `positive_weight` sets the operating point (how many supported pairs one unsupported
     pair's error is worth) for the matcher's threshold of 0.5."""
@@ -339,7 +316,8 @@ def fit_logistic(rows: np.ndarray, labels: np.ndarray, features: tuple[str, ...]
     return fit_standardised(rows, fit, features)
 
 
-def fit_centres(encoder: BiEncoderScorer, texts: Sequence[str], per_script: int = 1500) -> dict[str, np.ndarray]:
+def fit_centres(encoder: BiEncoderScorer, texts: Sequence[str],
+                per_script: int = 1500) -> dict[str, np.ndarray]:
     """e5's mean vector per script (Latin, Hangul), as query and as passage, from unlabelled
     sentences (thinned evenly to `per_script` of each script)."""
     centres = {}

@@ -42,7 +42,8 @@ UNITS: dict[str, tuple[str, ...]] = {
     "N": ("newton", "newtons", "뉴턴"),
     "Nm": ("nm", "newton metres", "newton meters"),
     "%": ("%", "percent", "per cent", "퍼센트"),
-    "°C": ("°c", "℃", "°", "degrees celsius", "degrees c", "deg c", "degrees", "degree", "도"),  # angles too: rarely swapped
+    # Angles too: rarely swapped for temperatures.
+    "°C": ("°c", "℃", "°", "degrees celsius", "degrees c", "deg c", "degrees", "degree", "도"),
     "V": ("V", "volt", "volts", "볼트"),
     "A": ("A", "amp", "amps", "ampere", "amperes", "암페어"),
     "Ah": ("ah", "amp-hours", "ampere-hours"),
@@ -63,13 +64,16 @@ _NUMBER = r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\d])"
 # "3.1 kN이었다"), but not every syllable after 초 or 분 is one ("초과": exceeding, "분의": a fraction).
 _UNIT_END = r"(?![A-Za-z0-9]|(?<=초)과|(?<=분)의)"
 _FIGURE = re.compile(rf"({_NUMBER})(?:\s?({_ALTERNATION}){_UNIT_END})?", re.IGNORECASE)
-_NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})\s*[\])]|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)", re.IGNORECASE)
+_NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})\s*[\])]|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)",
+                    re.IGNORECASE)
 
 
 def _unit(spelling: str | None) -> str | None:
     if not spelling:
         return None
-    return _SPELLING.get(spelling) or _SPELLING.get(spelling.lower()) if len(spelling) > 1 else _SPELLING.get(spelling)
+    if len(spelling) == 1:
+        return _SPELLING.get(spelling)
+    return _SPELLING.get(spelling) or _SPELLING.get(spelling.lower())
 
 
 def figures(text: str) -> list[tuple[str, str | None, int]]:
@@ -129,15 +133,16 @@ def units_backed(segment: str, chunk: str) -> bool:
 _ENGLISH = {
     -1: ("within", "below", "under", "less than", "lower than", "smaller than", "shorter than", "fewer than",
          "beneath", "short of"),
-    1: ("above", "over", "exceeded", "exceeds", "exceeding", "exceed", "more than", "greater than", "higher than",
-        "larger than", "longer than", "beyond", "surpassed", "surpasses", "surpassing"),
+    1: ("above", "over", "exceeded", "exceeds", "exceeding", "exceed", "more than", "greater than",
+        "higher than", "larger than", "longer than", "beyond", "surpassed", "surpasses", "surpassing"),
 }
 _KOREAN = {-1: ("이내", "이하", "미만", "밑돌", "못 미치", "못미치", "넘지 않", "초과하지 않", "웃돌지 않"),
            1: ("초과", "웃돌", "상회", "넘었", "넘어", "넘는", "넘긴")}
 _WORDS = {word: sign for table in (_ENGLISH, _KOREAN) for sign, words in table.items() for word in words}
 _COMPARISON = re.compile(
     r"(?P<neg>(?:\b(?:not|never)|n't)\s+(?:\w+\s+)?)?(?<![A-Za-z])(?P<word>"
-    + "|".join(re.escape(w) for w in sorted(_WORDS, key=len, reverse=True)) + r")(?![A-Za-z])(?P<by>\s+by\b)?",
+    + "|".join(re.escape(w) for w in sorted(_WORDS, key=len, reverse=True))
+    + r")(?![A-Za-z])(?P<by>\s+by\b)?",
     re.IGNORECASE,
 )
 _TOLERANCE = re.compile(r"\s*\d+(?:[.,]\d+)*\s*\S*\s+of\b", re.IGNORECASE)  # "within 5 mm of the target"
@@ -158,7 +163,7 @@ def comparisons_hold(segment: str) -> bool:
         word = match.group("word").lower()
         sign = _WORDS[word] * (-1 if match.group("neg") else 1)
         before = [f for f in found if f[2] < match.start()]
-        if word in _KOREAN[1] or word in _KOREAN[-1]:  # "142 mm로 기준 120 mm 이내": the two figures before it
+        if word in _KOREAN[1] or word in _KOREAN[-1]:  # "142 mm로 기준 120 mm 이내": the two before it
             pair = (before[-2], before[-1]) if len(before) >= 2 else None
         elif _TOLERANCE.match(segment, match.end()):
             continue

@@ -1,13 +1,9 @@
-"""An LLM as the reference matcher's support scorer, for deployments with an OpenAI-compatible
-server (vLLM): for each (segment, chunk) pair the model is asked whether the chunk states what
-the segment says, and the score is P(yes) / (P(yes) + P(no)) from the first token's
-log-probabilities (one token generated, no parsing).
-
-Why: a bi-encoder measures topical similarity and the lexical blend shared wording; an
-instruction-tuned model reads the statement, so a paraphrase or a translation is supported and
-a changed number is not (docs/BENCHMARKS.md). Each pair is one request, sent
-`support.verifier_concurrency` at a time; on a GPU server an answer's ~100 pairs take a moment,
-on the embedded CPU model they would take minutes, hence server only (`support.method = "llm"`).
+"""An LLM on an OpenAI-compatible server as the reference matcher's support scorer
+(`support.method = "llm"`): asked whether the chunk states what the segment says, its score is
+P(yes) / (P(yes) + P(no)) from the first token's log-probabilities. An instruction-tuned model
+reads the statement, so a paraphrase or a translation is supported and a changed number is not
+(docs/BENCHMARKS.md); pairs are sent `support.verifier_concurrency` at a time, and on the
+embedded CPU model an answer's pairs would take minutes, hence server only.
 """
 
 from __future__ import annotations
