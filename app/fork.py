@@ -1,10 +1,9 @@
-"""A fork's files, written by `ragqa init`: its config (every key of the settings' schema with its
-default and description, the survey's proposals in place of the defaults, and the evidence for
-them as comments), its own copy of the prompts, and its folders."""
+"""A fork's files, written by `ragqa init`: its config (rendered by rag/settings_toml.py: every key
+of the settings' schema with its default and description, the survey's proposals in place of the
+defaults, and the evidence for them as comments), its own copy of the prompts, and its folders."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -12,9 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ingestion.survey import Survey
-from rag.settings import REPO_ROOT, Settings
-
-CONFIG_NAME = "ragqa.toml"
+from rag.settings import CONFIG_NAME, REPO_ROOT, Settings
 
 
 def fork_overrides(survey: Survey, models_dir: Path) -> dict[str, Any]:
@@ -35,45 +32,12 @@ def survey_notes(survey: Survey, docs: list[Path]) -> dict[str, list[str]]:
     return {
         "": [f"Written by `ragqa init` for {', '.join(str(d) for d in docs)}: {survey.files} files, "
              f"{len(survey.sampled)} sampled ({survey.hangul_files} mostly in Korean).",
-             "Relative paths are taken from this file's folder; RAGQA_<SECTION>__<KEY> variables override any key."],
+             "Relative paths are taken from this file's folder; RAGQA_<SECTION>__<KEY> variables override "
+             "any key."],
         "headers": fields or ["No field besides Title was common to the sampled files."],
         "ingest": [f"pdf_strategy: {survey.pdf_reason}."],
         "chunking": [f"chunk_size: {survey.chunk_reason}."],
     }
-
-
-def render_config(overrides: dict[str, Any], notes: dict[str, list[str]]) -> str:
-    """The settings' schema as TOML: each key's default (or override) with its description."""
-    return _section(Settings, overrides, notes, "").rstrip() + "\n"
-
-
-def _section(model: type[BaseModel], overrides: dict[str, Any], notes: dict[str, list[str]], name: str) -> str:
-    lines = ([f"[{name}]"] if name else []) + [f"# {n}" for n in notes.get(name, [])]
-    later = []
-    for key, info in model.model_fields.items():
-        value = overrides.get(key, info.get_default(call_default_factory=True))
-        kind = info.annotation if isinstance(info.annotation, type) else None
-        if kind is not None and issubclass(kind, BaseModel):
-            later.append(_section(kind, overrides.get(key, {}), notes, f"{name}.{key}".strip(".")))
-        elif isinstance(value, dict):  # a table of its own: [headers.patterns]
-            body = "\n".join(f"{_toml(k)} = {_toml(v)}" for k, v in value.items())
-            later.append(f"[{name}.{key}]".replace("[.", "[") + (f"  # {info.description}" if info.description else "")
-                         + ("\n" + body if body else "") + "\n\n")
-        elif value is not None:
-            lines.append(f"{key} = {_toml(value)}" + (f"  # {info.description}" if info.description else ""))
-    return "\n".join(lines) + "\n\n" + "".join(later)
-
-
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    text = value.as_posix() if isinstance(value, Path) else str(value)
-    # A literal string keeps a regex's backslashes as they are.
-    return f"'{text}'" if "'" not in text and "\n" not in text else json.dumps(text, ensure_ascii=False)
 
 
 def shipped_prompts() -> list[Path]:

@@ -240,8 +240,8 @@ class RetrievalSettings(Section):
 
 
 class RerankSettings(Section):
-    """The rerank stage. Bi-encoder cosines of e5 crowd into [0.7, 0.95]; a logistic maps them
-    onto [0, 1]."""
+    """The rerank stage. The bi-encoder's cosines (e5's crowd into 0.7-0.95) are mapped onto
+    scores in 0-1 by a logistic: cosine_center, cosine_scale."""
 
     method: Literal["ltr", "bi-encoder", "cross-encoder"] = Field(
         "ltr", description="ltr: the learned ranker over dense and BM25 scores and wording; bi-encoder: the "

@@ -52,7 +52,8 @@ class EvaluationSettings(Section):
     """The LLM judge of `ragqa eval answers|judge|ragas` and its prompts."""
 
     judge_llm: LLMSettings | None = Field(
-        None, description="Judge backend, e.g. a stronger model on a server; absent: the [llm] backend."
+        None, description="Judge backend with the keys of [llm], e.g. a stronger model on a server; absent: "
+        "the [llm] backend."
     )
     judge_prompt_file: Annotated[Path, ConfigFile()] = Field(
         Path("prompts/judge.txt"), description="Single-answer grading prompt."

@@ -101,19 +101,23 @@ def test_copied_config_finds_the_shipped_prompts_and_names_missing_files(tmp_pat
         ("[retrieval]\nkeep_k = 0\n", {}, r"retrieval.keep_k: Input should be greater than or equal to 1"),
         ("[retrieval]\nkeep_k = 30\n", {}, r"retrieval: keep_k \(30\) cannot exceed retrieve_k \(20\)"),
         ("[support]\nthreshold = 7\n", {}, r"support.threshold: Input should be less than or equal to 1"),
-        ('[rerank]\nmethod = "cross-encoder"\n', {}, r"rerank: method = \"cross-encoder\" needs cross_encoder_path"),
+        ('[rerank]\nmethod = "cross-encoder"\n', {},
+         r"rerank: method = \"cross-encoder\" needs cross_encoder_path"),
         # Keys of earlier versions name their new place.
         ("[retrieval]\ntop_n = 30\n", {}, r"/bad.toml: retrieval.top_n is now retrieval.retrieve_k$"),
         ("", {"RAGQA_RETRIEVAL__TOP_K": "3"},
          r"^RAGQA_RETRIEVAL__TOP_K: retrieval.top_k is now retrieval.keep_k \(RAGQA_RETRIEVAL__KEEP_K\)$"),
         ('[scoring]\nsupport = "llm"\nsupport_file = "x.json"\n', {},
          r"scoring.support is now support.method; scoring.support_file is now support.model_file$"),
-        ("", {"RAGQA_SCORING__RERANKER_PATH": "x"}, r"scoring.reranker_path is now rerank.cross_encoder_path"),
+        ("", {"RAGQA_SCORING__RERANKER_PATH": "x"},
+         r"scoring.reranker_path is now rerank.cross_encoder_path"),
         ('answer_language = "English"\n', {}, r"answer_language is now answer.language$"),
-        ("", {"RAGQA_HISTORY_TURNS": "1"}, r"history_turns is now answer.history_turns \(RAGQA_ANSWER__HISTORY_TURNS\)"),
+        ("", {"RAGQA_HISTORY_TURNS": "1"},
+         r"history_turns is now answer.history_turns \(RAGQA_ANSWER__HISTORY_TURNS\)"),
         ("[references]\nthreshold = 0.4\n", {}, r"references.threshold is now support.threshold$"),
         ('[llm]\napi_base = "http://x/v1"\n', {}, r"llm.api_base is now llm.server.api_base$"),
-        ('[evaluation.judge_llm]\nmodel = "big"\n', {}, r"evaluation.judge_llm.model is now evaluation.judge_llm.server.model"),
+        ('[evaluation.judge_llm]\nmodel = "big"\n', {},
+         r"evaluation.judge_llm.model is now evaluation.judge_llm.server.model"),
         ('[llm]\nbackend = "vllm"\n', {}, r"llm.backend: \"vllm\" is now \"server\""),
         ("[ingest]\nmax_file_mb = -1\n", {}, r"ingest.max_file_mb: Input should be greater than 0"),
         ("[llm]\nn_ctx = 100\n", {}, r"llm.n_ctx: Input should be greater than or equal to 1024"),
@@ -156,3 +160,30 @@ def test_the_working_folders_config_is_in_force(tmp_path, monkeypatch):
     (fork / "ragqa.toml").write_text("[retrieval]\nkeep_k = 0\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"ragqa.toml: retrieval.keep_k"):
         load_settings()
+
+
+def test_the_shipped_config_is_rendered_from_the_schema():
+    """ragqa.toml is `python -m rag.settings_toml`'s output: every key, its description as comment."""
+    from rag.settings_toml import shipped_config
+
+    assert DEFAULT_CONFIG.read_text(encoding="utf-8") == shipped_config(), "run: python -m rag.settings_toml"
+
+
+def test_a_rendered_config_loads_to_its_values(tmp_path):
+    """What `ragqa init` writes: defaults, overrides by section, and notes as comments."""
+    from rag.settings import Settings
+    from rag.settings_toml import render_config
+
+    overrides = {"models_dir": str(tmp_path / "models"), "chunking": {"chunk_size": 500},
+                 "headers": {"fields": ["Title", "Owner"], "patterns": {"Owner": r"(?m)^Owner: (.+)$"}}}
+    text = render_config(overrides, {"": ["Written for a test."], "headers": ["Owner: 3 of 4 files."]})
+    assert text.startswith("# Written for a test.\n") and "[headers]\n# Owner: 3 of 4 files.\n" in text
+    config = tmp_path / "ragqa.toml"
+    config.write_text(text, encoding="utf-8")
+    settings = load_settings(config)
+    assert (settings.chunking.chunk_size, settings.headers.fields) == (500, ["Title", "Owner"])
+    assert settings.headers.patterns == {"Owner": r"(?m)^Owner: (.+)$"}
+    assert settings.models_dir == tmp_path / "models" and settings.storage_dir == tmp_path / "storage"
+    defaults = Settings.model_fields
+    assert settings.llm.server.timeout_s == 300 and settings.embedding.server.timeout_s == 60
+    assert all(f"[{name}]" in text for name, info in defaults.items() if info.default_factory)
