@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.files import replaced_folder, write_text_atomically
+from rag.files import replaced_file, replaced_folder, write_text_atomically
 
 
 def test_a_failed_build_leaves_the_old_folder_and_a_good_one_replaces_it(tmp_path):
@@ -20,3 +20,15 @@ def test_a_failed_build_leaves_the_old_folder_and_a_good_one_replaces_it(tmp_pat
         (partial / "data.txt").write_text("new", encoding="utf-8")
     assert (target / "data.txt").read_text(encoding="utf-8") == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+
+
+def test_a_failed_write_leaves_the_old_file_and_a_good_one_replaces_it(tmp_path):
+    target = tmp_path / "docstore" / "docstore.json"
+    write_text_atomically(target, "old")
+    with pytest.raises(RuntimeError), replaced_file(target) as partial:
+        partial.write_text("half", encoding="utf-8")
+        raise RuntimeError("killed mid-write")
+    assert target.read_text(encoding="utf-8") == "old"
+    write_text_atomically(target, "new")
+    assert target.read_text(encoding="utf-8") == "new"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["docstore.json"]
