@@ -44,5 +44,5 @@ test: debian-test models  # lint the whole tree first: a mistake ruff finds cost
 test-fast: install
 	$(PY) -m pytest -m "not slow"
 
-clean-storage:  # the index and what was uploaded into it; models and feedback stay
-	rm -rf storage/chroma storage/docstore storage/bm25 storage/uploads storage/reports
+clean-storage:  # all of the index, what was uploaded into it and the reports; models and feedback stay
+	$(PY) -c 'from rag.settings import load_settings; from rag.store import Store; Store(load_settings()).clean()'

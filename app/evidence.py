@@ -18,9 +18,8 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from app.render import location
-from ingestion.pipeline import SOURCES_FILE
-from ingestion.sources import SourceRegistry
 from rag.settings import Settings
+from rag.store import Store
 
 _WORD = re.compile(r"[\w][\w.\-/]*\w|\w", re.UNICODE)
 _STOP = set("the a an of in on at to for by with and or is are was were be it its this that as from "
@@ -56,7 +55,7 @@ def highlight(chunk: str, segment: str) -> str:
 
 def source_file(settings: Settings, doc: str) -> Path | None:
     """The file a document was indexed from, when it still exists; never a path from the user."""
-    recorded = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE).files.get(doc)
+    recorded = Store(settings).registry().files.get(doc)
     path = Path(recorded) if recorded else None
     return path if path is not None and path.is_file() else None
 

@@ -146,11 +146,11 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
     write outside storage/uploads."""
     from ingestion.convert import DocumentLoadError, check_file
     from ingestion.pipeline import ingest
-    from rag.store import StoreBusyError, StoreError
+    from rag.store import Store, StoreBusyError, StoreError
 
     if not files:
         return "Choose one or more files first."
-    uploads = settings.storage_dir / "uploads"
+    uploads = Store(settings).uploads_dir
     uploads.mkdir(parents=True, exist_ok=True)
     staged: list[tuple[Path, Path | None]] = []  # (copy, the earlier upload it displaced)
     refused: list[str] = []

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import rag  # noqa: F401  (offline environment before any model import)
 from evaluation.gold import load_qa
-from ingestion.pipeline import DOCSTORE_FILE, catch_up_lexical, ingest
+from ingestion.pipeline import catch_up_lexical, ingest
 from rag.settings import REPO_ROOT, Settings, load_settings
+from rag.store import Store
 
 DEVBENCH = REPO_ROOT.parent / "shared" / "devbench"
 STORES = REPO_ROOT / "storage" / "bench-stores"
@@ -55,7 +56,7 @@ def indexed(corpus: Corpus, stores: Path = STORES) -> Settings:
     """Settings pointing at the corpus's store, ingesting it first when the store is missing."""
     settings = load_settings()
     settings.storage_dir = stores / corpus.name
-    if (settings.docstore_dir / DOCSTORE_FILE).is_file():
+    if Store(settings).docstore_file.is_file():
         catch_up_lexical(settings)  # a store made before the lexical index was kept per document
     else:
         root = corpus.root

@@ -17,56 +17,32 @@ They are separate files, so no one transaction covers them. Instead:
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from llama_index.core.storage.docstore import SimpleDocumentStore
 
-from ingestion.sources import SourceRegistry
-from rag.files import write_text_atomically
-from rag.lexical import LexicalIndex
-from rag.retrieval import lexical_index
-from rag.settings import Settings
-from rag.store import chunk_ids, collection, drop_collection
+from rag.files import replaced_file, write_text_atomically
+from rag.registry import SourceRegistry
+from rag.store import Store, chunk_ids, document_hashes
 
-DOCSTORE_FILE = "docstore.json"
-SOURCES_FILE = "sources.json"
-PENDING_FILE = "pending.json"
 BATCH = 50  # documents dropped per Chroma call and lexical transaction
-
-
-def load_docstore(path: Path) -> SimpleDocumentStore:
-    if not path.exists():
-        return SimpleDocumentStore()
-    try:
-        return SimpleDocumentStore.from_persist_path(str(path))
-    except (ValueError, OSError) as error:
-        raise RuntimeError(f"the docstore {path} is unreadable ({error}): run `ragqa ingest --reset`") from error
 
 
 def save_docstore(docstore: SimpleDocumentStore, path: Path) -> None:
     """Write then rename, so a kill mid-write never leaves a truncated docstore."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    docstore.persist(persist_path=str(partial))
-    os.replace(partial, path)
-
-
-def document_hashes(docstore: SimpleDocumentStore) -> dict[str, str]:
-    """Every indexed document's id -> its content hash: the store's state."""
-    return {doc: content_hash for content_hash, doc in docstore.get_all_document_hashes().items()}
+    with replaced_file(path) as partial:
+        docstore.persist(persist_path=str(partial))
 
 
 class Pending:
     """The journal, `storage/pending.json`: {"reset": true}, {"drop": [ids]} and {"restore":
     {id: file}} (documents Chroma lost, to be read again by the next ingest)."""
 
-    def __init__(self, settings: Settings):
-        self.path = settings.storage_dir / PENDING_FILE
+    def __init__(self, store: Store):
+        self.path = store.pending_file
 
     def read(self) -> dict:
         if not self.path.is_file():
@@ -74,7 +50,8 @@ class Pending:
         try:  # written whole or not at all (rag/files.py): only an edit by hand breaks it
             return json.loads(self.path.read_text(encoding="utf-8"))
         except ValueError as error:
-            raise RuntimeError(f"the journal {self.path} is unreadable ({error}): run `ragqa ingest --reset`") from error
+            raise RuntimeError(f"the journal {self.path} is unreadable ({error}): "
+                               "run `ragqa ingest --reset`") from error
 
     def write(self, **work) -> None:
         write_text_atomically(self.path, json.dumps(self.read() | work, ensure_ascii=False))
@@ -87,13 +64,13 @@ class Pending:
             self.path.unlink(missing_ok=True)
 
 
-def reset(settings: Settings) -> None:
+def reset(store: Store) -> None:
     """Empty the store: Chroma, the lexical index, the docstore and registry (journaled)."""
-    pending = Pending(settings)
+    pending = Pending(store)
     pending.write(reset=True)
-    drop_collection(settings)
-    lexical_index(settings).clear()
-    shutil.rmtree(settings.docstore_dir, ignore_errors=True)
+    store.drop_collection()
+    store.lexical.clear()
+    shutil.rmtree(store.docstore_dir, ignore_errors=True)
     pending.done("reset")
     pending.done("restore")
 
@@ -102,11 +79,9 @@ def reset(settings: Settings) -> None:
 class Writer:
     """A writer's hold on the store (taken inside rag.store.writer_lock by `open_writer`)."""
 
-    settings: Settings
+    store: Store
     docstore: SimpleDocumentStore
     sources: SourceRegistry
-    chunks: Any  # the Chroma collection
-    lexical: LexicalIndex
     restore: dict[str, str] = field(default_factory=dict)  # doc id -> file: lost, to be read again
 
     def hashes(self) -> dict[str, str]:
@@ -115,7 +90,7 @@ class Writer:
     def save(self) -> None:
         # The registry first: an id recorded for a file the docstore lacks is harmless.
         self.sources.save()
-        save_docstore(self.docstore, self.settings.docstore_dir / DOCSTORE_FILE)
+        save_docstore(self.docstore, self.store.docstore_file)
 
     def drop(self, doc_ids: Collection[str]) -> None:
         """Remove these documents from every store, and the copy of those the UI uploaded
@@ -123,9 +98,9 @@ class Writer:
         writer."""
         if not doc_ids:
             return
-        pending = Pending(self.settings)
+        pending = Pending(self.store)
         pending.write(drop=sorted(doc_ids))
-        uploads = (self.settings.storage_dir / "uploads").resolve()
+        uploads = self.store.uploads_dir.resolve()
         for batch in _batches(sorted(doc_ids)):
             self._delete_chunks(batch)
             for doc in batch:
@@ -140,21 +115,22 @@ class Writer:
     def restored(self) -> None:
         """The lost documents were read again (or their files are gone)."""
         self.restore = {}
-        Pending(self.settings).done("restore")
+        Pending(self.store).done("restore")
 
     def _delete_chunks(self, docs: list[str]) -> None:
         # BM25 first: a reader never finds through it a chunk Chroma no longer has.
-        self.lexical.delete(*docs)
-        self.chunks.delete(where={"doc": {"$in": docs}})
+        self.store.lexical.delete(*docs)
+        self.store.collection.delete(where={"doc": {"$in": docs}})
 
     def reconcile(self, thorough: bool) -> None:
         """Make the docstore, the registry and Chroma agree (see the module's docstring)."""
         recorded = self.hashes()
-        held = self.lexical.hashes()
-        if not thorough and recorded == held and self.chunks.count() == self.lexical.count():
+        lexical, chunks = self.store.lexical, self.store.collection
+        held = lexical.hashes()
+        if not thorough and recorded == held and chunks.count() == lexical.count():
             return
-        in_lexical = self.lexical.chunk_ids()
-        in_chroma = chunk_ids(self.chunks, known={i: doc for doc, ids in in_lexical.items() for i in ids})
+        in_lexical = lexical.chunk_ids()
+        in_chroma = chunk_ids(chunks, known={i: doc for doc, ids in in_lexical.items() for i in ids})
         # Lost, or not the chunks that were recorded (the index holds those the docstore's hash was read at).
         damaged = {doc for doc in recorded if doc not in in_chroma
                    or (held.get(doc) == recorded[doc] and in_lexical.get(doc) != in_chroma[doc])}
@@ -165,7 +141,7 @@ class Writer:
         if not damaged and not set(self.sources.indexed) - set(recorded):
             return
         lost = {doc: self.sources.files[doc] for doc in damaged if doc in self.sources.files}
-        Pending(self.settings).write(restore=self.restore | lost)
+        Pending(self.store).write(restore=self.restore | lost)
         self.restore |= lost
         for doc in damaged:
             self.docstore.delete_document(doc, raise_error=False)
@@ -174,15 +150,13 @@ class Writer:
         self.save()
 
 
-def open_writer(settings: Settings, interrupted: bool) -> Writer:
+def open_writer(store: Store, interrupted: bool) -> Writer:
     """The store as the last writer meant to leave it: its journaled work finished, the stores
     reconciled (document by document when it was `interrupted`)."""
-    if Pending(settings).read().get("reset"):
-        reset(settings)
-    pending = Pending(settings).read()
-    writer = Writer(settings, load_docstore(settings.docstore_dir / DOCSTORE_FILE),
-                    SourceRegistry.load(settings.docstore_dir / SOURCES_FILE), collection(settings),
-                    lexical_index(settings), dict(pending.get("restore", {})))
+    if Pending(store).read().get("reset"):
+        reset(store)
+    pending = Pending(store).read()
+    writer = Writer(store, store.docstore(), store.registry(), dict(pending.get("restore", {})))
     if pending.get("drop"):
         writer.drop(pending["drop"])
     writer.reconcile(thorough=interrupted or bool(pending))

@@ -27,14 +27,14 @@ from tqdm.auto import tqdm
 from ingestion.chunking import BlockChunker, LocatedDocument
 from ingestion.document import ConvertedDocument
 from ingestion.headers import LLMHeaderExtractor, apply_header, extract_header
-from ingestion.integrity import DOCSTORE_FILE, SOURCES_FILE, Writer, document_hashes, load_docstore, open_writer
+from ingestion.integrity import Writer, open_writer
 from ingestion.integrity import reset as reset_store
 from ingestion.parallel import conversions
-from ingestion.sources import SourceRegistry, broken_link, walk
+from ingestion.sources import broken_link, walk
 from rag.models import build_embedding
-from rag.retrieval import lexical_index, sync_lexical
+from rag.retrieval import sync_lexical
 from rag.settings import Settings
-from rag.store import chunk_ids, collection, store_access, vector_store, writer_lock
+from rag.store import Store, chunk_ids, store_access, writer_lock
 
 Progress = Callable[[int, int, str], None]  # (files done, files in all, current file)
 PRUNE_ASK_OVER = 3  # a prune removing more documents than this, and most of the store, needs `confirm`
@@ -69,22 +69,26 @@ class IngestReport:
         if self.prune:
             parts.append(f"{self.pruned} pruned")
         parts.append(f"{len(self.failed)} failed")
-        lines = [f"{self.files} file{'' if self.files == 1 else 's'}: {', '.join(parts)}, in {self.seconds:.1f} s"]
+        files = f"{self.files} file{'' if self.files == 1 else 's'}"
+        lines = [f"{files}: {', '.join(parts)}, in {self.seconds:.1f} s"]
         if self.restored:
             lines.append(f"restored {len(self.restored)} document(s) an interrupted run had lost: "
                          + ", ".join(self.restored[:5]) + (" ..." if len(self.restored) > 5 else ""))
-        lines += [f"DUPLICATE {d['file']}: same content as {d['same_as']}, not indexed twice" for d in self.duplicates]
+        lines += [f"DUPLICATE {d['file']}: same content as {d['same_as']}, not indexed twice"
+                  for d in self.duplicates]
         lines += [f"FAILED {f['file']}: {f['reason']}" for f in self.failed]
         return "\n".join(lines)
 
 
-def build_pipeline(settings: Settings, docstore: SimpleDocumentStore) -> IngestionPipeline:
+def build_pipeline(store: Store, docstore: SimpleDocumentStore) -> IngestionPipeline:
+    settings = store.settings
     return IngestionPipeline(
         transformations=[
-            BlockChunker(chunk_size=settings.chunking.chunk_size, chunk_overlap=settings.chunking.chunk_overlap),
+            BlockChunker(chunk_size=settings.chunking.chunk_size,
+                         chunk_overlap=settings.chunking.chunk_overlap),
             build_embedding(settings),
         ],
-        vector_store=vector_store(settings),
+        vector_store=store.vector_store(),
         docstore=docstore,
         docstore_strategy=DocstoreStrategy.UPSERTS,
         # The docstore already skips unchanged files; a transformation cache would also replay
@@ -106,19 +110,21 @@ def ingest(
     A prune that would remove most of a store (more than PRUNE_ASK_OVER documents) raises
     PruneRefusedError, before anything is done, unless `confirm`. A full disk or a read-only
     store raises StoreError."""
-    with writer_lock(settings) as lock, store_access(settings, "write"):
-        return _ingest(paths, settings, reset, prune, progress, on_progress, lock.interrupted, confirm)
+    store = Store(settings)
+    with writer_lock(store) as lock, store_access(store, "write"):
+        return _ingest(paths, store, reset, prune, progress, on_progress, lock.interrupted, confirm)
 
 
 def _ingest(
-    paths: list[Path], settings: Settings, reset: bool, prune: bool, progress: bool, on_progress: Progress | None,
+    paths: list[Path], store: Store, reset: bool, prune: bool, progress: bool, on_progress: Progress | None,
     interrupted: bool, confirm: bool,
 ) -> IngestReport:
     started = time.perf_counter()
+    settings = store.settings
     found = walk(paths)
     if reset:
-        reset_store(settings)
-    writer = open_writer(settings, interrupted)
+        reset_store(store)
+    writer = open_writer(store, interrupted)
     docstore, sources = writer.docstore, writer.sources
     jobs = [(file, sources.assign(file, natural_id)) for file, natural_id in found.files]
     listed = {doc_id for _, doc_id in jobs}
@@ -128,7 +134,7 @@ def _ingest(
     indexed = writer.hashes()
     gone = (set(indexed) - {doc_id for _, doc_id in jobs}) if prune else set()
     _check_prune(gone, len(indexed), confirm)
-    pipeline = build_pipeline(settings, docstore)
+    pipeline = build_pipeline(store, docstore)
     report = IngestReport(prune=prune, restored=[doc for _, doc in jobs if doc in writer.restore])
     report.failed += [{"file": str(link), "reason": broken_link(link)} for link in found.broken]
     report.files += len(found.broken)
@@ -137,7 +143,7 @@ def _ingest(
     # Which document holds each file content indexed (one being pruned holds none).
     owners = {digest: doc for doc, digest in sources.digests.items() if doc in indexed and doc not in gone}
     digests_recorded = False
-    ask_llm = _header_llm(settings) if settings.headers.llm else None
+    ask_llm = _header_llm(store) if settings.headers.llm else None
     for done, ((file, doc_id), conversion) in enumerate(zip(bar, conversions(jobs, settings.ingest))):
         report.files += 1
         report.doc_ids[str(file)] = doc_id
@@ -175,7 +181,7 @@ def _ingest(
         chunk_bar.update(len(nodes))
         sources.stamp(doc_id)
         writer.save()
-        writer.lexical.put(doc_id, docstore.get_document_hash(doc_id), nodes)
+        store.lexical.put(doc_id, docstore.get_document_hash(doc_id), nodes)
     chunk_bar.close()
     writer.restored()
     if digests_recorded:  # of files indexed before digests were kept, or unchanged in their text
@@ -184,7 +190,7 @@ def _ingest(
         writer.drop(gone)
         report.pruned = len(gone)
     # Also catches up a run killed between writing the store and updating the lexical index.
-    sync_lexical(settings, writer.hashes())
+    sync_lexical(store, writer.hashes())
     if on_progress:
         on_progress(len(jobs), len(jobs), "")
     report.seconds = round(time.perf_counter() - started, 2)
@@ -201,10 +207,10 @@ def _index(
     """Chunk, embed and store one converted file: (the new chunks, none when it is unchanged;
     the content hash it had before)."""
     document = LocatedDocument.from_converted(converted)
-    first_heading = next((b.text.lstrip("# ") for b in converted.blocks if b.kind in ("title", "heading")), None)
-    header = extract_header(
-        converted.doc_id, converted.fields, converted.first_page_text, first_heading, settings.headers, ask_llm
-    )
+    headings = [b.text.lstrip("# ") for b in converted.blocks if b.kind in ("title", "heading")]
+    first_heading = headings[0] if headings else None
+    header = extract_header(converted.doc_id, converted.fields, converted.first_page_text, first_heading,
+                            settings.headers, ask_llm)
     apply_header(document, header, settings.headers)
     previous = writer.docstore.get_document_hash(converted.doc_id)
     # The docstore keeps hashes and metadata, not the text: written after every file, it
@@ -225,11 +231,13 @@ def remove(doc_ids: list[str], settings: Settings) -> list[str]:
     that were indexed (an unknown id is ignored). A file the UI uploaded is deleted with them:
     storage/uploads holds only what is indexed. A run killed half way is finished by the next
     writer (ingestion/integrity.py)."""
-    with writer_lock(settings) as lock, store_access(settings, "write"):
-        writer = open_writer(settings, lock.interrupted)
-        known = [doc_id for doc_id in dict.fromkeys(doc_ids) if writer.docstore.get_document_hash(doc_id) is not None]
+    store = Store(settings)
+    with writer_lock(store) as lock, store_access(store, "write"):
+        writer = open_writer(store, lock.interrupted)
+        known = [doc_id for doc_id in dict.fromkeys(doc_ids)
+                 if writer.docstore.get_document_hash(doc_id) is not None]
         writer.drop(known)
-        sync_lexical(settings, writer.hashes())
+        sync_lexical(store, writer.hashes())
         return known
 
 
@@ -245,10 +253,11 @@ def indexed_documents(settings: Settings) -> list[IndexedDocument]:
     """The documents in the store, by id, with their chunk counts. Chunks no document record
     claims (a write a full disk refused half way, a killed run's) are left out: the next writer
     deletes them (ingestion/integrity.py)."""
-    with store_access(settings, "read"):
-        chunks = chunk_ids(collection(settings), known=lexical_index(settings).chunk_documents())
-        sources = SourceRegistry.load(settings.docstore_dir / SOURCES_FILE)
-        recorded = document_hashes(load_docstore(settings.docstore_dir / DOCSTORE_FILE))
+    store = Store(settings)
+    with store_access(store, "read"):
+        chunks = chunk_ids(store.collection, known=store.lexical.chunk_documents())
+        sources = store.registry()
+        recorded = store.hashes()
     return [IndexedDocument(doc, len(ids), sources.indexed.get(doc, ""), sources.files.get(doc, ""))
             for doc, ids in sorted(chunks.items()) if doc in recorded]
 
@@ -256,17 +265,18 @@ def indexed_documents(settings: Settings) -> list[IndexedDocument]:
 def catch_up_lexical(settings: Settings) -> int:
     """Bring the lexical index level with the docstore (what an ingest run ends with); returns
     how many documents were read again."""
-    return sync_lexical(settings, document_hashes(load_docstore(settings.docstore_dir / DOCSTORE_FILE)))
+    store = Store(settings)
+    return sync_lexical(store, store.hashes())
 
 
-def _header_llm(settings: Settings) -> LLMHeaderExtractor:
+def _header_llm(store: Store) -> LLMHeaderExtractor:
     from rag.models import build_llm
 
-    llm = build_llm(settings)
+    llm = build_llm(store.settings)
     return LLMHeaderExtractor(
         lambda prompt: llm.complete(prompt).text,
-        settings.headers.llm_prompt_file.read_text(encoding="utf-8"),
-        settings.storage_dir / "header_cache.json",
+        store.settings.headers.llm_prompt_file.read_text(encoding="utf-8"),
+        store.header_cache_file,
     )
 
 

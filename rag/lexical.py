@@ -29,16 +29,17 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, Query
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilters
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
 
-LEXICAL_FILE = "lexical.sqlite"
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (doc TEXT PRIMARY KEY, hash TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY, node_id TEXT UNIQUE NOT NULL, doc TEXT NOT NULL, meta TEXT NOT NULL, text TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, node_id TEXT UNIQUE NOT NULL, doc TEXT NOT NULL, meta TEXT NOT NULL,
+    text TEXT NOT NULL,
     length INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc);
-CREATE VIRTUAL TABLE IF NOT EXISTS terms USING fts5 (tokens, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'");
+CREATE VIRTUAL TABLE IF NOT EXISTS terms USING fts5 (
+    tokens, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
+);
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 
@@ -50,7 +51,8 @@ def _stemmer() -> Stemmer.Stemmer:
 
 def tokens(texts: Sequence[str]) -> list[list[str]]:
     """bm25s's tokens, as LlamaIndex's BM25Retriever makes them for the index and the query."""
-    return bm25s.tokenize(list(texts), stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False)
+    return bm25s.tokenize(list(texts), stopwords="en", stemmer=_stemmer(), return_ids=False,
+                          show_progress=False)
 
 
 def _terms(db: sqlite3.Connection, query: str) -> dict[str, int]:
@@ -62,7 +64,8 @@ def _terms(db: sqlite3.Connection, query: str) -> dict[str, int]:
     words = list(dict.fromkeys(tokens([query])[0]))
     if not words:
         return {}
-    found = dict(db.execute(f"SELECT term, doc FROM temp.vocab WHERE term IN ({', '.join('?' * len(words))})", words))
+    marks = ", ".join("?" * len(words))
+    found = dict(db.execute(f"SELECT term, doc FROM temp.vocab WHERE term IN ({marks})", words))
     rows = _state(db, "rows")
     return {w: n for w, n in found.items() if 2 * n <= rows} or found
 
@@ -119,7 +122,8 @@ class LexicalIndex:
         with closing(sqlite3.connect(self.path, timeout=30)) as connection:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.executescript(_SCHEMA)
-            connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, terms, 'row')")
+            connection.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, terms, 'row')")
             yield connection
 
     def exists(self) -> bool:
@@ -151,8 +155,9 @@ class LexicalIndex:
         with self._connection() as db, db:
             self._delete(db, doc)
             for node_id, doc_id, meta, text, words in rows:
-                row = db.execute("INSERT INTO chunks (node_id, doc, meta, text, length) VALUES (?, ?, ?, ?, ?)",
-                                 (node_id, doc_id, meta, text, len(words))).lastrowid
+                row = db.execute(
+                    "INSERT INTO chunks (node_id, doc, meta, text, length) VALUES (?, ?, ?, ?, ?)",
+                    (node_id, doc_id, meta, text, len(words))).lastrowid
                 db.execute("INSERT INTO terms (rowid, tokens) VALUES (?, ?)", (row, " ".join(words)))
             db.execute("INSERT OR REPLACE INTO documents (doc, hash) VALUES (?, ?)", (doc, content_hash))
             self._add(db, version=1, rows=len(rows), tokens=sum(len(r[4]) for r in rows))
@@ -189,7 +194,8 @@ class LexicalIndex:
 
     @classmethod
     def _delete(cls, db: sqlite3.Connection, doc: str) -> None:
-        rows, length = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM chunks WHERE doc = ?", (doc,)).fetchone()
+        rows, length = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM chunks WHERE doc = ?",
+                                  (doc,)).fetchone()
         db.execute("DELETE FROM terms WHERE rowid IN (SELECT id FROM chunks WHERE doc = ?)", (doc,))
         db.execute("DELETE FROM chunks WHERE doc = ?", (doc,))
         db.execute("DELETE FROM documents WHERE doc = ?", (doc,))
@@ -200,8 +206,8 @@ class LexicalIndex:
         """Counters kept with the rows they count: the version, the chunks and their tokens
         (BM25's corpus size and average length, for `scores`)."""
         for key, amount in amounts.items():
-            db.execute("INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = value + ?",
-                       (key, amount, amount))
+            db.execute("INSERT INTO state (key, value) VALUES (?, ?) "
+                       "ON CONFLICT (key) DO UPDATE SET value = value + ?", (key, amount, amount))
 
     def search(self, query: str, top_n: int, filters: MetadataFilters | None = None) -> list[NodeWithScore]:
         """The `top_n` chunks of highest BM25 score (> 0) that pass the filters."""

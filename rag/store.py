@@ -1,54 +1,126 @@
-"""The vector store: Chroma on disk by default, a Chroma server when `store.chroma_url` is set."""
+"""The store: every file of it under `storage_dir` (named only here), the Chroma collection (on
+disk, or a server when `store.chroma_url` is set), the lexical index, the docstore and the source
+registry. `Store` is built once and passed down."""
 
 from __future__ import annotations
 
 import errno
 import fcntl
 import os
+import shutil
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
 from urllib.parse import urlparse
 
 import chromadb
 from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import ChromaError
 from llama_index.core.schema import BaseNode
+from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
+from rag.lexical import LexicalIndex
+from rag.registry import SourceRegistry
 from rag.settings import Settings
 
 
-def chroma_client(settings: Settings) -> chromadb.ClientAPI:
-    chroma_settings = ChromaSettings(anonymized_telemetry=False)
-    url = settings.store.chroma_url
-    if url:
-        parsed = urlparse(url)
-        return chromadb.HttpClient(
-            host=parsed.hostname or "127.0.0.1",
-            port=parsed.port or 8000,
-            ssl=parsed.scheme == "https",
-            settings=chroma_settings,
+class Store:
+    """One store's paths and the handles on it. The docstore and registry are read from disk
+    at each call: another process may have written them since."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.root = root = settings.storage_dir
+        self.chroma_dir = root / "chroma"
+        self.docstore_dir = root / "docstore"
+        self.docstore_file = self.docstore_dir / "docstore.json"
+        self.registry_file = self.docstore_dir / "sources.json"
+        self.lexical_file = root / "lexical.sqlite"
+        self.uploads_dir = root / "uploads"
+        self.header_cache_file = root / "header_cache.json"
+        self.lock_file = root / "ingest.lock"
+        self.pending_file = root / "pending.json"
+        self.lexical = LexicalIndex(self.lexical_file)
+
+    def clean_paths(self) -> list[Path]:
+        """What `make clean-storage` removes: all of the index (a part left behind would answer
+        from chunks the others no longer have), its journal, the uploads and the reports."""
+        lexical = [self.lexical_file.with_name(self.lexical_file.name + end) for end in ("", "-wal", "-shm")]
+        return [self.chroma_dir, self.docstore_dir, *lexical, self.pending_file, self.uploads_dir,
+                self.settings.reports_dir]
+
+    def clean(self) -> None:
+        for path in self.clean_paths():
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+
+    @cached_property
+    def collection(self):
+        """Our collection. No embedding function: we always pass our own vectors, and Chroma's
+        default one would try to download an ONNX model."""
+        return self._client().get_or_create_collection(
+            self.settings.store.collection, embedding_function=None, metadata={"hnsw:space": "cosine"}
         )
-    with store_access(settings, "open"):
-        settings.chroma_dir.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(settings.chroma_dir), settings=chroma_settings)
+
+    def _client(self) -> chromadb.ClientAPI:
+        chroma_settings = ChromaSettings(anonymized_telemetry=False)
+        url = self.settings.store.chroma_url
+        if url:
+            parsed = urlparse(url)
+            return chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
+                                       ssl=parsed.scheme == "https", settings=chroma_settings)
+        with store_access(self, "open"):
+            self.chroma_dir.mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=str(self.chroma_dir), settings=chroma_settings)
+
+    def vector_store(self) -> ChromaVectorStore:
+        return ChromaVectorStore(chroma_collection=self.collection)
+
+    def drop_collection(self) -> None:
+        """Drop the collection (`ragqa ingest --reset`, through ingestion.integrity)."""
+        client, name = self._client(), self.settings.store.collection
+        if name in [c.name if hasattr(c, "name") else c for c in client.list_collections()]:
+            client.delete_collection(name)
+        self.__dict__.pop("collection", None)  # the next use creates it again
+
+    def docstore(self) -> SimpleDocumentStore:
+        """The docstore as last written (hashes and metadata, no text)."""
+        if not self.docstore_file.exists():
+            return SimpleDocumentStore()
+        try:
+            return SimpleDocumentStore.from_persist_path(str(self.docstore_file))
+        except (ValueError, OSError) as error:
+            raise RuntimeError(f"the docstore {self.docstore_file} is unreadable ({error}): "
+                               "run `ragqa ingest --reset`") from error
+
+    def hashes(self) -> dict[str, str]:
+        """Every indexed document's id -> its content hash, as the docstore records them."""
+        return document_hashes(self.docstore())
+
+    def registry(self) -> SourceRegistry:
+        return SourceRegistry.load(self.registry_file)
 
 
-def collection(settings: Settings, client: chromadb.ClientAPI | None = None):
-    """Our collection. No embedding function: we always pass our own vectors, and Chroma's
-    default one would try to download an ONNX model."""
-    client = client or chroma_client(settings)
-    return client.get_or_create_collection(
-        settings.store.collection, embedding_function=None, metadata={"hnsw:space": "cosine"}
-    )
+def document_hashes(docstore: SimpleDocumentStore) -> dict[str, str]:
+    """Every document's id -> its content hash in this docstore: the store's state."""
+    return {doc: content_hash for content_hash, doc in docstore.get_all_document_hashes().items()}
+
+
+def collection(settings: Settings):
+    """The collection of the store `settings` name, for a caller without a Store."""
+    return Store(settings).collection
 
 
 def vector_store(settings: Settings) -> ChromaVectorStore:
-    return ChromaVectorStore(chroma_collection=collection(settings))
+    return Store(settings).vector_store()
 
 
 def stored_nodes(chunks, **query) -> list[BaseNode]:
@@ -107,13 +179,6 @@ def stored_vectors(chunks, ids: Sequence[str]) -> dict[str, list[float]]:
         return vectors
 
 
-def drop_collection(settings: Settings) -> None:
-    """Drop the collection (`ragqa ingest --reset`, through ingestion.integrity)."""
-    client = chroma_client(settings)
-    if settings.store.collection in [c.name if hasattr(c, "name") else c for c in client.list_collections()]:
-        client.delete_collection(settings.store.collection)
-
-
 class StoreBusyError(RuntimeError):
     """Another process is writing to this store."""
 
@@ -141,12 +206,13 @@ def storage_failure(error: BaseException) -> str | None:
         return "it is read-only"
     if isinstance(error, (OSError, sqlite3.Error, ChromaError)):
         text = str(error).lower()
-        return next((reason for reason, signs in _FAILURES.items() if any(sign in text for sign in signs)), None)
+        return next((reason for reason, signs in _FAILURES.items() if any(sign in text for sign in signs)),
+                    None)
     return None
 
 
 @contextmanager
-def store_access(settings: Settings, doing: str) -> Iterator[None]:
+def store_access(store: Store, doing: str) -> Iterator[None]:
     """Storage failures inside the block become one StoreError naming the store: `doing` is
     what was being done ("open", "write")."""
     try:
@@ -157,7 +223,7 @@ def store_access(settings: Settings, doing: str) -> Iterator[None]:
         reason = storage_failure(error)
         if reason is None:
             raise
-        raise StoreError(f"cannot {doing} the store {settings.storage_dir}: {reason} ({error})"
+        raise StoreError(f"cannot {doing} the store {store.root}: {reason} ({error})"
                          .replace("\n", " ")) from error
 
 
@@ -167,16 +233,16 @@ class WriterLock:
 
 
 @contextmanager
-def writer_lock(settings: Settings) -> Iterator[WriterLock]:
+def writer_lock(store: Store) -> Iterator[WriterLock]:
     """One writer (ingest, upload, reset) per store at a time: two would each persist their own
     docstore and the last one would drop the other's documents. The lock is the kernel's
     (flock), so a killed writer never leaves it held. The lock file names the holder until it
     ends without an error: a name found on taking it says the last writer did not finish, and
     the new one checks the stores against each other (ingestion.integrity)."""
-    with store_access(settings, "write"):
-        settings.storage_dir.mkdir(parents=True, exist_ok=True)
+    with store_access(store, "write"):
+        store.root.mkdir(parents=True, exist_ok=True)
         # Unbuffered: a write a full disk refused is not tried again when the file is closed.
-        handle = os.fdopen(os.open(settings.storage_dir / "ingest.lock", os.O_RDWR | os.O_CREAT, 0o644), "r+b", 0)
+        handle = os.fdopen(os.open(store.lock_file, os.O_RDWR | os.O_CREAT, 0o644), "r+b", 0)
     with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -184,12 +250,12 @@ def writer_lock(settings: Settings) -> Iterator[WriterLock]:
             handle.seek(0)
             holder = handle.read().decode(errors="replace").strip() or "another process"
             raise StoreBusyError(
-                f"another ingest ({holder}) is writing to {settings.storage_dir}: wait for it to finish"
+                f"another ingest ({holder}) is writing to {store.root}: wait for it to finish"
             ) from None
         try:
             handle.seek(0)
             lock = WriterLock(interrupted=bool(handle.read().strip()))
-            with store_access(settings, "write"):  # written over, never emptied: a failure keeps the mark
+            with store_access(store, "write"):  # written over, never emptied: a failure keeps the mark
                 handle.seek(0)
                 handle.truncate(handle.write(f"pid {os.getpid()}".encode()))
             yield lock

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from ingestion.integrity import document_hashes, load_docstore
-from ingestion.sources import SourceRegistry
-from rag.retrieval import lexical_index
-from rag.store import chunk_ids, collection
+from rag.store import Store, chunk_ids
 
 
 def stores(settings) -> dict[str, dict]:
     """Each store's documents: Chroma's and the lexical index's with their chunk ids."""
-    registry = SourceRegistry.load(settings.docstore_dir / "sources.json")
+    store = Store(settings)
     return {
-        "chroma": chunk_ids(collection(settings)),
-        "docstore": document_hashes(load_docstore(settings.docstore_dir / "docstore.json")),
-        "registry": registry.indexed,
-        "lexical": lexical_index(settings).chunk_ids(),
+        "chroma": chunk_ids(store.collection),
+        "docstore": store.hashes(),
+        "registry": store.registry().indexed,
+        "lexical": store.lexical.chunk_ids(),
     }
 
 

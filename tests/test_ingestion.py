@@ -16,7 +16,7 @@ from ingestion.convert import convert
 from ingestion.document import DocumentLoadError
 from ingestion.pipeline import ingest
 from rag.settings import IngestSettings
-from rag.store import collection
+from rag.store import Store, collection
 
 CFG = IngestSettings()
 
@@ -241,15 +241,14 @@ def test_killed_run_is_completed_by_the_next(base_settings, tmp_path):
     env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
     command = [sys.executable, "-m", "app.cli", "ingest", str(folder)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    docstore = settings.docstore_dir / "docstore.json"
+    store = Store(settings)
+    docstore = store.docstore_file
     deadline = time.monotonic() + 120
     while not docstore.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     assert process.wait() == -signal.SIGKILL, "ingest ended before the kill"
-    from ingestion.integrity import load_docstore
-
-    recorded = len(load_docstore(docstore).get_all_document_hashes())
+    recorded = len(store.hashes())
     assert 0 < recorded < 40, f"the kill did not land mid-run ({recorded} of 40 files recorded)"
     assert subprocess.run(command, env=env, capture_output=True).returncode == 0
     got = collection(settings).get(include=["metadatas"])
@@ -362,7 +361,7 @@ def test_one_writer_at_a_time(base_settings, tmp_path):
     doc = tmp_path / "a.md"
     doc.write_text("# A\n\nAlpha.", encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path / "storage")
-    with writer_lock(settings):
+    with writer_lock(Store(settings)):
         with pytest.raises(StoreBusyError, match="another ingest .*pid .* is writing to"):
             ingest([doc], settings, progress=False)
         with pytest.raises(StoreBusyError):
@@ -382,7 +381,7 @@ def test_second_ingest_process_is_told_to_wait(base_settings, tmp_path):
     doc.write_text("# A\n\nAlpha.", encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path / "storage")
     env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
-    with writer_lock(settings):  # held by this process, as by a running ingest
+    with writer_lock(Store(settings)):  # held by this process, as by a running ingest
         result = subprocess.run([sys.executable, "-m", "app.cli", "ingest", "--reset", str(doc)],
                                 env=env, capture_output=True, text=True)
     assert result.returncode == 1

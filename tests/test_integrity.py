@@ -19,10 +19,10 @@ import pytest
 from conftest import fresh_settings
 from store_checks import assert_agree, stores
 
-from ingestion.integrity import BATCH, PENDING_FILE, load_docstore
+from ingestion.integrity import BATCH
 from ingestion.pipeline import ingest
 from rag.retrieval import lexical_index
-from rag.store import chunk_ids, collection
+from rag.store import Store, chunk_ids, collection
 
 STORE_DOCS = 240
 
@@ -77,7 +77,7 @@ def copy_of(built: Path, base_settings, tmp_path: Path):
 
 
 def pending(settings) -> dict:
-    path = settings.storage_dir / PENDING_FILE
+    path = Store(settings).pending_file
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -123,10 +123,10 @@ def test_killed_reset_leaves_nothing_of_the_old_store(base_settings, tmp_path):
     old = write_notes(tmp_path / "old", 5)
     ingest([tmp_path / "old"], settings, progress=False)
     new = write_notes(tmp_path / "new", 40, start=500)
-    recorded = settings.docstore_dir / "docstore.json"
+    store = Store(settings)
 
     def new_ones_indexed() -> bool:
-        return recorded.exists() and len(set(load_docstore(recorded).get_all_document_hashes().values()) & set(new)) >= 3
+        return store.docstore_file.exists() and len(set(store.hashes()) & set(new)) >= 3
 
     kill_when(["ingest", "--reset", str(tmp_path / "new")], settings, new_ones_indexed)
     docs = assert_agree(settings, in_flight=1)  # the kill may fall between the docstore and BM25

@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 from conftest import fresh_settings
 
-from ingestion.integrity import document_hashes, load_docstore
 from ingestion.pipeline import ingest
 from rag.lexical import LexicalIndex
 from rag.retrieval import lexical_index
-from rag.store import collection, stored_nodes
+from rag.store import Store, collection, stored_nodes
 
 PARTS = ["bumper", "door", "pillar", "roof", "seat", "belt", "airbag", "sill", "hood", "wheel"]
 QUERIES = ["steel bumper beam", "door hinge torque", "roof crush test", "seat belt anchor airbag",
@@ -36,7 +35,7 @@ def results(index: LexicalIndex) -> list:
 
 def rebuilt(settings, path) -> LexicalIndex:
     """An index built from scratch from the store's chunks and the docstore's hashes."""
-    hashes = document_hashes(load_docstore(settings.docstore_dir / "docstore.json"))
+    hashes = Store(settings).hashes()
     chunks = collection(settings)
     index = LexicalIndex(path)
     index.sync(hashes, lambda doc: stored_nodes(chunks, where={"doc": doc}))
