@@ -28,7 +28,8 @@ def init(
 ) -> None:
     """Write a fork's config, prompts and folders, with header fields, PDF strategy and chunk
     size proposed from a survey of its documents."""
-    from app.fork import fork_overrides, render_config, survey_notes, write_fork
+    from app.fork import fork_overrides, survey_notes, write_fork
+    from rag.settings_toml import render_config
     from ingestion.survey import survey
 
     template = settings_from(config)  # where the prepared models are
