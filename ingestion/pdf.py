@@ -32,6 +32,7 @@ from ingestion.ocr import OcrUnavailable, check_languages, read_image, render_pa
 from ingestion.plain import paragraphs
 from ingestion.spacing import respace
 from rag.settings import IngestSettings
+from rag.text import normalised
 
 logger = logging.getLogger(__name__)
 
@@ -208,12 +209,8 @@ def _pdf_outline(path: Path) -> list[Heading]:
         pdf.close()
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"\W+", " ", text).strip().lower()
-
-
 def _unnumbered(text: str) -> str:
-    return re.sub(r"^(?:[a-z]?\d+ )+", "", _norm(text))
+    return re.sub(r"^(?:[a-z]?\d+ )+", "", normalised(text))
 
 
 def _starts_heading(line: str, title: str) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from ingestion.convert import SUPPORTED_SUFFIXES, convert
 from ingestion.document import ConvertedDocument, DocumentLoadError
 from ingestion.sources import discover
-from rag.scoring import hangul_script
+from rag.text import hangul_script
 from rag.settings import IngestSettings
 
 # A `Key: value` line or a two-cell row; a key is a short name (letters first, at most 4 words).

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import pytest
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
-from rag.references import ReferenceMatcher, split_sentences
+from rag.references import ReferenceMatcher
+from rag.text import split_sentences
 from rag.settings import ReferenceSettings, SupportSettings
 
 
