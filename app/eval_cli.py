@@ -24,7 +24,7 @@ def _done(path: Path) -> None:
 @eval_app.command()
 def retrieval(
     qa: QAOption,
-    n: Annotated[Optional[list[int]], typer.Option("--n", help="Chunks retrieved per stage (repeatable; default retrieval.top_n).")] = None,
+    n: Annotated[Optional[list[int]], typer.Option("--n", help="Chunks retrieved per stage (repeatable; default retrieval.retrieve_k).")] = None,
     vary: Annotated[Optional[list[str]], typer.Option("--vary", help="SECTION.KEY=V1,V2: one store per value, e.g. headers.enabled=true,false (repeatable: cross product; needs --corpus).")] = None,
     corpus: Annotated[Optional[list[Path]], typer.Option("--corpus", exists=True, help="Ingest this folder into a fresh store per variant instead of using the configured store.")] = None,
     config: ConfigOption = None,
