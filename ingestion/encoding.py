@@ -57,7 +57,9 @@ def _refusal(raw: bytes, encoding: str, declared: str | None, offset: int) -> st
     if encoding == declared:
         return f"not valid {declared} text, as the page declares, at byte {offset}: save it as UTF-8"
     if encoding == "utf-16":
-        return f"not UTF-8 text: a UTF-16 byte-order mark, but invalid UTF-16 at byte {offset}: save it as UTF-8"
+        return (
+            f"not UTF-8 text: a UTF-16 byte-order mark, but invalid UTF-16 at byte {offset}: save it as UTF-8"
+        )
     guess = looks_like(raw)
     hint = f" (looks like {_NAMES.get(guess, guess)})" if guess else ""
     return f"not UTF-8 text{hint}, invalid byte at offset {offset}: save it as UTF-8"

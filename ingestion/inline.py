@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 
 NEAR = 4096  # characters: the next run of a paragraph is this close (a long URL between them at most)
-FAR_SEARCHES = 32  # searches through the rest of the text for a paragraph's start, at most, when it is not near
+# Searches through the rest of the text for a paragraph's start, at most, when it is not near.
+FAR_SEARCHES = 32
 _MARKUP = re.compile(r"<[^>]*>|\]\([^)]*\)")  # tags; a Markdown link's "](target)"
 _NO_SPACE_BEFORE = tuple(",.;:!?)]}%”’»")
 _NO_SPACE_AFTER = tuple("([{“‘«")

@@ -69,7 +69,8 @@ class OcrParagraph:
 def installed_languages() -> frozenset[str]:
     if shutil.which("tesseract") is None:
         return frozenset()
-    listing = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, check=False).stdout
+    listed = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, check=False)
+    listing = listed.stdout
     return frozenset(line.strip() for line in listing.splitlines()[1:] if line.strip())
 
 
@@ -81,7 +82,8 @@ def check_languages(languages: Sequence[str]) -> None:
     missing = [lang for lang in languages if lang not in have]
     if missing:
         raise OcrUnavailable(
-            f"Tesseract has no {', '.join(missing)} language data (installed: {', '.join(sorted(have))}): {INSTALL_HINT}"
+            f"Tesseract has no {', '.join(missing)} language data "
+            f"(installed: {', '.join(sorted(have))}): {INSTALL_HINT}"
         )
 
 
@@ -105,7 +107,8 @@ def read_image(image, languages: Sequence[str], psm: int = PAGE_SEGMENTATION) ->
 def _confident(paragraphs: list[OcrParagraph]) -> bool:
     lines = [line for paragraph in paragraphs for line in paragraph.lines]
     chars = sum(len(line.text) for line in lines)
-    return bool(chars) and sum(line.confidence * len(line.text) for line in lines) / chars >= UPRIGHT_CONFIDENCE
+    weighted = sum(line.confidence * len(line.text) for line in lines)
+    return bool(chars) and weighted / chars >= UPRIGHT_CONFIDENCE
 
 
 def _read(image, languages: Sequence[str], psm: int) -> list[OcrParagraph]:
@@ -145,7 +148,8 @@ def _line(span) -> OcrLine | None:
     height = sorted(w[4] for w in words)[len(words) // 2]
     text = words[0][2]
     for (_, right, before, *_), (left, _, token, *_) in zip(words, words[1:]):
-        joined = left - right < SYLLABLE_GAP * height and bool(HANGUL.match(before[-1]) or HANGUL.match(token[0]))
+        hangul = bool(HANGUL.match(before[-1]) or HANGUL.match(token[0]))
+        joined = left - right < SYLLABLE_GAP * height and hangul
         text += token if joined else " " + token
     if not any(ch.isalnum() for ch in text):
         return None
@@ -169,14 +173,16 @@ def _upright(image):
         ["tesseract", "stdin", "stdout", "--psm", "0"],
         input=png.getvalue(), capture_output=True, env={**os.environ, "OMP_THREAD_LIMIT": "1"}, check=False,
     )
-    report = done.stdout.decode(errors="replace")  # "Rotate: 90", "Orientation confidence: 3.47"; nothing on a failure
+    # "Rotate: 90", "Orientation confidence: 3.47"; nothing on a failure
+    report = done.stdout.decode(errors="replace")
     rotate = re.search(r"Rotate: (\d+)", report)
     confidence = re.search(r"Orientation confidence: ([\d.]+)", report)
     if not rotate or not confidence or int(rotate.group(1)) % 360 == 0:
         return image
     if float(confidence.group(1)) < MIN_ORIENTATION_CONFIDENCE:
         return image
-    return image.rotate(-int(rotate.group(1)), expand=True)  # "Rotate" is clockwise, PIL's angle counter-clockwise
+    # "Rotate" is clockwise, PIL's angle counter-clockwise
+    return image.rotate(-int(rotate.group(1)), expand=True)
 
 
 def _straightened(image):

@@ -173,3 +173,12 @@ def test_formula_cells_without_a_computed_value_are_named(tmp_path, caplog):
     ]
     assert f"energy.xlsx: {document.warnings[0]}" in caplog.messages
     assert "S-02" in document.markdown  # the rest is indexed
+
+
+def test_json_records_and_chart_data_share_one_table_writer(tmp_path):
+    """A `|` in a JSON record's key or value is escaped, as in a chart's cells."""
+    import json
+
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps([{"a|b": "x|y", "n": 1}, {"n": 2}]), encoding="utf-8")
+    assert text_of(path) == "| a\\|b | n |\n|---|---|\n| x\\|y | 1 |\n|  | 2 |"
