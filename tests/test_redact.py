@@ -15,11 +15,14 @@ def test_feedback_and_run_folders_keep_no_secrets(base_settings, tmp_path):
     keys = ["sk-llm-0123456789", "sk-embed-0123456789", "sk-judge-0123456789", "chroma-pass-0123"]
     settings = fresh_settings(
         base_settings, tmp_path / "storage", ui={"users": [f"alice:{login}"]},
-        llm={"api_key": keys[0]}, embedding={"api_key": keys[1]},
         store={"chroma_url": f"http://ragqa:{keys[3]}@127.0.0.1:8000"},
     )
-    settings.evaluation = settings.evaluation.model_copy(
-        update={"judge_llm": settings.llm.model_copy(update={"api_key": keys[2]})})
+
+    def served(section, key):  # the section with `key` in its server block
+        return section.model_copy(update={"server": section.server.model_copy(update={"api_key": key})})
+
+    settings.llm, settings.embedding = served(settings.llm, keys[0]), served(settings.embedding, keys[1])
+    settings.evaluation = settings.evaluation.model_copy(update={"judge_llm": served(settings.llm, keys[2])})
     answer = {"question": "Q?", "answer": "A.", "answerable": True, "segments": [], "sources": [],
               "timings_ms": {"total": 1.0}}
     record = FeedbackLog.of(settings).add(answer, "up", "", settings, user="alice")
@@ -32,8 +35,9 @@ def test_feedback_and_run_folders_keep_no_secrets(base_settings, tmp_path):
         assert not leaked, f"{path.name} holds {leaked}"
     # What is not secret is kept: the record and the run still say what ran.
     for config in (record["config"], run.config()["settings"]):
-        assert config["ui"]["users"] == ["alice"] and config["llm"]["api_key"] == "<redacted>"
+        assert config["ui"]["users"] == ["alice"] and config["llm"]["server"]["api_key"] == "<redacted>"
         assert config["support"]["threshold"] == settings.support.threshold
         assert config["store"]["chroma_url"] == "http://<redacted>@127.0.0.1:8000"
-        assert config["evaluation"]["judge_llm"]["api_key"] == "<redacted>"
+        assert config["embedding"]["server"]["api_key"] == "<redacted>"
+        assert config["evaluation"]["judge_llm"]["server"]["api_key"] == "<redacted>"
     assert run.config()["kind"] == "answers"
