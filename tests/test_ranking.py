@@ -98,12 +98,12 @@ def test_train_reranker_improves_an_untrained_ranker(sample_indexed, tmp_path, m
     assert held["after"]["map@1"] >= held["hybrid"]["map@1"] + 0.15
     assert held["after"]["mrr"] >= held["hybrid"]["mrr"] + 0.1
     from rag.models import build_embedding
-    from rag.postprocessors import build_reranker
-    from rag.scoring import bi_encoder
+    from rag.postprocessors import build_rerank_stage
+    from rag.store import Store
 
-    encoder = bi_encoder(settings, build_embedding(settings))
-    rerank = build_reranker(fresh_settings(settings, settings.storage_dir, rerank={"ranker_file": out}), encoder, encoder, 5)
-    assert rerank._ranker.weights == LinearRanker.load(out).weights != [0.0] * len(FEATURES)
+    refitted = fresh_settings(settings, settings.storage_dir, rerank={"ranker_file": out})
+    rerank = build_rerank_stage(refitted, Store(refitted), build_embedding(settings), 5)
+    assert rerank.ranker.weights == LinearRanker.load(out).weights != [0.0] * len(FEATURES)
 
 
 def test_no_held_out_question_gives_no_figure():

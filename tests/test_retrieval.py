@@ -9,9 +9,11 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from ingestion.pipeline import ingest
 from rag.models import build_embedding
-from rag.postprocessors import ScorerRerank
+from rag.postprocessors import build_rerank_stage
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
-from rag.scoring import CrossEncoderScorer, build_scorer, lexical_support
+from rag.scoring import CrossEncoderScorer, bi_encoder
+from rag.store import Store
+from rag.support import lexical_support
 
 
 @pytest.fixture(scope="module")
@@ -60,24 +62,30 @@ def test_reranker_with_a_cross_encoder_folder(base_settings, tmp_path):
 
     folder = tmp_path / "cross-encoder"
     CrossEncoder(str(base_settings.embedding_path), num_labels=1, device="cpu").save(str(folder))
-    settings = fresh_settings(base_settings, tmp_path / "storage", rerank={"method": "cross-encoder", "cross_encoder_path": str(folder)})
-    scorer = build_scorer(settings, build_embedding(settings))
-    assert isinstance(scorer, CrossEncoderScorer)
+    chosen = {"method": "cross-encoder", "cross_encoder_path": str(folder)}
+    settings = fresh_settings(base_settings, tmp_path / "storage", rerank=chosen)
+    rerank = build_rerank_stage(settings, Store(settings), build_embedding(settings), top_n=2)
+    scorer = rerank.scorer
+    assert isinstance(scorer, CrossEncoderScorer) and rerank.scorer_kind == "cross-encoder"
     nodes = [NodeWithScore(node=TextNode(text=t, id_=str(i)), score=0.0) for i, t in enumerate(["a", "b", "c"])]
-    ranked = ScorerRerank(scorer, top_n=2).postprocess_nodes(nodes, query_bundle=QueryBundle("a"))
+    ranked = rerank.postprocess_nodes(nodes, query_bundle=QueryBundle("a"))
     direct = scorer([("a", "a"), ("a", "b"), ("a", "c")])
     assert len(ranked) == 2 and all(0.0 <= s <= 1.0 for s in direct)
     assert [n.score for n in ranked] == sorted(direct, reverse=True)[:2]
     with pytest.raises(FileNotFoundError, match="not a CrossEncoder folder"):
-        missing = {"method": "cross-encoder", "cross_encoder_path": str(tmp_path / "none")}
-        build_scorer(fresh_settings(base_settings, tmp_path / "s2", rerank=missing), None)
+        gone = chosen | {"cross_encoder_path": str(tmp_path / "none")}
+        missing = fresh_settings(base_settings, tmp_path / "s2", rerank=gone)
+        build_rerank_stage(missing, Store(missing), None)
+    # The learned ranker ranks by default: a CrossEncoder folder named beside it is not loaded.
+    beside = fresh_settings(base_settings, tmp_path / "s3", rerank={"cross_encoder_path": str(tmp_path / "none")})
+    assert build_rerank_stage(beside, Store(beside), None).scorer_kind == "ltr"
 
 
 def test_batched_query_embeddings_equal_single_ones(base_settings):
     import numpy as np
 
     embedding = build_embedding(base_settings)
-    scorer = build_scorer(base_settings, embedding)
+    scorer = bi_encoder(base_settings, embedding)
     texts = ["The airbag deployed after 14 ms.", "측면 충돌 시험 결과", "A much longer sentence " * 8]
     batched = scorer.embed(texts, query=True)
     single = np.asarray([embedding.get_query_embedding(t) for t in texts])

@@ -22,12 +22,11 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from tqdm import tqdm
 
 from rag.models import build_embedding
-from rag.postprocessors import FeatureRerank
+from rag.postprocessors import build_rerank_stage
 from rag.ranking import LinearRanker, fit_ranker
-from rag.retrieval import hybrid_retriever, lexical_scores
-from rag.scoring import bi_encoder, reuse_stored_vectors
+from rag.retrieval import hybrid_retriever
 from rag.settings import Settings
-from rag.store import collection
+from rag.store import Store, collection
 from training.pairs import source_chunk
 
 MINED_KINDS = ("cloze", "heading")
@@ -49,14 +48,11 @@ def candidate_features(
 ) -> list[tuple[list[NodeWithScore], np.ndarray]]:
     """Each question's hybrid top n and their ranker features, as the pipeline computes them."""
     embedding = build_embedding(settings)
-    encoder = bi_encoder(settings, embedding)
-    rerank = FeatureRerank(encoder, lexical_scores(settings), ranker=None, header_fields=list(settings.headers.fields))
+    rerank = build_rerank_stage(settings, Store(settings), embedding, method="ltr")
     retriever = hybrid_retriever(settings, embedding, MockLLM(), top_n=n)  # one query: no LLM call
-    store = collection(settings)
     out = []
     for question in tqdm(questions, desc="features", unit="question", disable=not progress):
         nodes = retriever.retrieve(QueryBundle(question))
-        reuse_stored_vectors(encoder, store, nodes)
         out.append((nodes, rerank.features(nodes, question) if nodes else np.zeros((0, 0))))
     return out
 

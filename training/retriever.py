@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from rag.scoring import CALIBRATION_FILE, logistic
+from rag.logistic import logistic
+from rag.scoring import CALIBRATION_FILE
 from rag.settings import Settings
 from training.pairs import Recipe, heldout_figures, save_atomically, training_pairs
 
