@@ -23,14 +23,13 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.context import ContextBuilder
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
-from rag.postprocessors import build_reranker
+from rag.postprocessors import build_rerank_stage
 from rag.references import ReferenceMatcher, Segment, cited, marked
 from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
 from rag.retrieval import check_filters, hybrid_retriever, lexical_index, lexical_version, metadata_filters
-from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.support import support_scorer
 from rag.settings import Settings
-from rag.store import collection, stored_nodes
+from rag.store import Store, collection, stored_nodes
 
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
 
@@ -115,10 +114,8 @@ class RagPipeline:
         self.embedding = embedding
         self.retriever = hybrid_retriever(settings, embedding, self.llm)
         self._has_lexical = lexical_index(settings).exists()
-        self.scorer = build_scorer(settings, embedding)
-        # The store's vectors are the bi-encoder's: the learned ranker reads their cosines.
-        self.encoder = encoder_beside(self.scorer, settings, embedding)
-        self.reranker = build_reranker(settings, self.encoder, self.scorer, settings.retrieval.keep_k)
+        self.reranker = build_rerank_stage(settings, Store(settings), embedding)
+        self.encoder = self.reranker.encoder  # the bi-encoder whose vectors the store holds
         self.matcher = ReferenceMatcher.from_settings(settings, support_scorer(settings, self.encoder))
         self.collection = collection(settings)
         self.prompt = settings.answer.prompt_file.read_text(encoding="utf-8")
@@ -176,7 +173,6 @@ class RagPipeline:
         for query in queries:  # both questions' candidates
             known = {n.node.node_id for n in retrieved}
             retrieved += [n for n in retriever.retrieve(QueryBundle(query)) if n.node.node_id not in known]
-        reuse_stored_vectors(self.encoder, self.collection, retrieved)
         lap("retrieve")
         top, search = best_ranked(reranker, retrieved, queries)
         lap("rerank")
