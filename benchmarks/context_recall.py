@@ -26,7 +26,6 @@ from evaluation.metrics import required
 from llama_index.core.schema import MetadataMode, QueryBundle
 from rag.context import ContextBuilder, cells
 from rag.pipeline import RagPipeline
-from rag.scoring import reuse_stored_vectors
 from rag.settings import REPO_ROOT
 
 EXTRA = {  # question sets over the same stores, beside each corpus's own
@@ -73,7 +72,6 @@ def measure(pipeline: RagPipeline, qa: list[dict], budgets: list[int]) -> dict:
     for item in qa:
         query = QueryBundle(item["question"])
         retrieved = pipeline.current_retriever().retrieve(query)
-        reuse_stored_vectors(pipeline.encoder, pipeline.collection, retrieved)
         top = pipeline.reranker.postprocess_nodes(retrieved, query_bundle=query)
         for budget in budgets:
             contexts = {"chunks": whole_chunks(pipeline, top, budget)}
