@@ -20,7 +20,7 @@ from evaluation.metrics import aggregate, evidence_hits, question_metrics
 from rag.models import build_embedding
 from rag.postprocessors import build_rerank_stage
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
-from rag.settings import Settings, problems
+from rag.settings import Settings, problems, renamed
 from rag.store import Store, collection
 
 STAGES = ("dense", "bm25", "hybrid", "rerank")  # pipeline order; rerank is what the pipeline uses
@@ -77,7 +77,8 @@ def with_overrides(settings: Settings, overrides: dict[str, str]) -> Settings:
         section_name, key = dotted.split(".", 1)
         section = getattr(copy, section_name, None)
         if section is None or key not in type(section).model_fields:
-            raise ValueError(f"unknown setting {dotted!r}")
+            new = renamed(dotted)
+            raise ValueError(f"--vary {dotted}: {dotted} is now {new}" if new else f"unknown setting {dotted!r}")
         try:
             setattr(copy, section_name, type(section).model_validate(section.model_dump() | {key: value}))
         except ValidationError as error:

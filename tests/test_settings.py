@@ -187,3 +187,11 @@ def test_a_rendered_config_loads_to_its_values(tmp_path):
     defaults = Settings.model_fields
     assert settings.llm.server.timeout_s == 300 and settings.embedding.server.timeout_s == 60
     assert all(f"[{name}]" in text for name, info in defaults.items() if info.default_factory)
+
+
+def test_an_old_key_in_vary_names_the_new_one():
+    from evaluation.retrieval import with_overrides
+
+    with pytest.raises(ValueError, match=r"^--vary scoring.support: scoring.support is now support.method$"):
+        with_overrides(load_settings(), {"scoring.support": "llm"})
+    assert with_overrides(load_settings(), {"rerank.method": "bi-encoder"}).rerank.method == "bi-encoder"
