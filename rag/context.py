@@ -79,13 +79,10 @@ def place(metadata: dict) -> str:
 
 @dataclass
 class ContextBuilder:
-    """Writes the chunks of a question into the prompt within `budget` tokens.
-
-    A unit's priority is its relevance to the question (the calibrated e5 cosine plus the share
-    of the question's character trigrams it holds: a row or sentence naming "SL-05" or "failed")
-    plus `rank_weight` times its chunk's rank prior (1 for the best-ranked chunk, falling to 0
-    for the last), so the ranker's judgement of the whole chunk still counts.
-    """
+    """Writes the chunks of a question into the prompt within `budget` tokens. A unit's priority
+    is its relevance to the question (calibrated e5 cosine plus the share of the question's
+    trigrams it holds: a row naming "SL-05") plus `rank_weight` times its chunk's rank prior (1 for
+    the best-ranked chunk down to 0 for the last), so the ranker's judgement still counts."""
 
     encoder: BiEncoderScorer
     count_tokens: Callable[[str], int]

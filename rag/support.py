@@ -59,10 +59,8 @@ def _wording(text: str) -> tuple[frozenset[str], frozenset[str]]:
 def lexical_support(segment: str, chunk: str) -> float | None:
     """Share of the segment's trigrams that the chunk contains (1.0: every word is there), capped
     by the share of its numbers the chunk contains: one missing figure is a few trigrams among
-    many, but a chunk without the figure cannot support the statement.
-
-    Across languages (an English answer from a Korean chunk) words cannot match, so only the
-    numbers count; None when there are none: the wording says nothing either way."""
+    many, but a chunk without the figure cannot support the statement. Across languages words
+    cannot match, so only the numbers count; None when there are none."""
     (grams, numbers), (chunk_grams, chunk_numbers) = _wording(segment), _wording(chunk)
     number_share = len(numbers & chunk_numbers) / len(numbers) if numbers else None
     if across_scripts(segment, chunk):
@@ -138,6 +136,11 @@ _CODE = re.compile(r"`([^`\n]{2,80})`|([^\s`]+)")
 _CODE_SIGN = re.compile(r"[A-Za-z].*[/.@_-]|[/.@_-].*[A-Za-z]")
 
 
+def _flat(text: str) -> str:
+    """Lower-cased, whitespace folded: a code is found across line breaks."""
+    return " ".join(text.lower().split())
+
+
 def codes(text: str) -> set[str]:
     """The text's codes: the words it writes in backticks, and Latin-script words with a path,
     dot, at, dash or underscore inside ("/etc/modules", "file-rc", "xyz@packages.debian.org"),
@@ -161,7 +164,7 @@ def code_support(segment: str, chunk: str, common: set[str] = frozenset()) -> bo
     if hangul_script(segment, 3) == hangul_script(chunk, 3):
         return False
     wanted = codes(segment) - common
-    text = " ".join(chunk.lower().split())
+    text = _flat(chunk)
     if not wanted or not all(code in text for code in wanted):
         return False
     figures = set(NUMBER.findall(MARKER.sub("", segment)))
@@ -178,7 +181,7 @@ def common_codes(pairs: Sequence[Pair]) -> dict[str, set[str]]:
         chunks.setdefault(segment, []).append(chunk)
     common = {}
     for segment, texts in chunks.items():
-        flat = [" ".join(t.lower().split()) for t in texts]
+        flat = [_flat(t) for t in texts]
         headers = " ".join(m.group(0).lower() for t in texts if (m := _HEADER.match(t)))
         common[segment] = {code for code in codes(segment) if code in headers
                            or (len(flat) > 2 and 2 * sum(code in t for t in flat) > len(flat))}

@@ -1,17 +1,10 @@
-"""A figure's unit and the comparisons a sentence draws between figures: part of what it claims.
-
-The support model reads figures as bare numbers (`numbers_missing`), so "a HIC15 of 388 mm" was
-backed by a row holding 388 and no unit at all, and "142 mm, within the target of 120 mm" by a
-chunk holding both figures. Two rules over numbers with units close that gap:
-
-- `units_backed`: every figure the segment gives a unit, and that the chunk holds, carries that
-  unit in the chunk: written after it ("388 mm", "438초"), or named where it stands: its
-  sentence, its table row ("Chest deflection (mm) | 31"), or its column's header ("speed_kmh");
-- `comparisons_hold`: a comparison word between two figures of one unit ("within", "below",
-  "exceeded", "이내", "초과") agrees with their order.
-
-Units are known by their spellings in English and Korean (`UNITS`); a word after a number that
-is no unit ("12 August", "3 tests") makes no claim about units.
+"""A figure's unit and the comparisons a sentence draws between figures: part of what it claims,
+which the support model, reading bare numbers, misses ("a HIC15 of 388 mm" against a row holding
+388 and no unit). `units_backed`: each figure the segment gives a unit, and the chunk holds,
+stands with that unit there (after it, or named by its sentence, table row or column header).
+`comparisons_hold`: a comparison word between two figures of one unit ("within", "exceeded",
+"이내", "초과") agrees with their order. Units are known by their spellings (`UNITS`); a word after
+a number that is no unit ("12 August") claims nothing.
 """
 
 from __future__ import annotations
