@@ -10,13 +10,13 @@ follow-up (rewritten to stand alone). Writes the figures as JSON.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from common import arguments, write_json
 
 import rag  # noqa: F401
 from ingestion.pipeline import ingest
@@ -36,8 +36,7 @@ QUESTIONS = [  # (question, earlier turns of the chat)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-ask.json")
+    parser = arguments("ask")
     args = parser.parse_args()
     settings = load_settings()
     settings.storage_dir = Path(tempfile.mkdtemp(prefix="ragqa-bench-"))
@@ -63,9 +62,7 @@ def main() -> None:
               "stages": summary, "runs": runs}
     for stage, figures in summary.items():
         print(f"{stage:10} p50 {figures['p50_ms']:9.1f} ms   max {figures['max_ms']:9.1f} ms")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1))
-    print(args.out)
+    write_json(args.out, result)
 
 
 if __name__ == "__main__":

@@ -12,17 +12,17 @@ that sizes over it can be timed.
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import resource
 import tempfile
 import time
 from pathlib import Path
 
+from common import arguments, write_json
+
 from ingestion.chunking import BlockChunker, LocatedDocument
 from ingestion.convert import convert
-from rag.settings import REPO_ROOT, IngestSettings
+from rag.settings import IngestSettings
 
 WORDS = ("the crash test dummy reached a peak load in the frontal impact and side pole test while "
          "its belt force stayed below the limit set for the programme").split()
@@ -59,9 +59,8 @@ def measure(megabytes: float, folder: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments("chunking-scale")
     parser.add_argument("--sizes", default="1,2,4,8,16,32,50", help="Page sizes in MB, comma-separated.")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-chunking-scale.json")
     args = parser.parse_args()
     rows = []
     print(f"{'MB':>5} {'text chars':>12} {'chunks':>8} {'convert s':>10} {'chunk s':>8} {'s/MB':>6} {'peak MB':>8}")
@@ -71,9 +70,7 @@ def main() -> None:
             rows.append(row)
             print(f"{row['mb']:>5g} {row['text_chars']:>12,} {row['chunks']:>8,} {row['convert_s']:>10} "
                   f"{row['chunk_s']:>8} {row['s_per_mb']:>6} {row['peak_rss_mb']:>8}", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rows, indent=1))
-    print(f"\n{args.out}")
+    write_json(args.out, rows)
 
 
 if __name__ == "__main__":

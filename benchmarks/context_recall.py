@@ -15,12 +15,11 @@ Also prints the mean prompt tokens of each (what the LLM must evaluate before it
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
 import statistics
 from pathlib import Path
 
+from common import arguments, write_json
 from corpora import Corpus, answerable, corpora, indexed
 from evaluation.metrics import required
 from llama_index.core.schema import MetadataMode, QueryBundle
@@ -84,8 +83,7 @@ def measure(pipeline: RagPipeline, qa: list[dict], budgets: list[int]) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-context-recall.json")
+    parser = arguments("context-recall")
     parser.add_argument("--budgets", default="150,300,600,2000")
     parser.add_argument("--corpora", default="", help="Only these corpora or extra sets (comma-separated).")
     args = parser.parse_args()
@@ -105,9 +103,7 @@ def main() -> None:
         for fmt in ("chunks", "rows", "markdown"):
             print(f"{fmt:10}" + "".join(f"{b:>8}: {results[name][f'{fmt}@{b}']['recall']:.3f} / {results[name][f'{fmt}@{b}']['mean_tokens']:<5}"
                                         for b in budgets))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1))
-    print(args.out)
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

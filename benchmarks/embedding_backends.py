@@ -19,14 +19,13 @@ and writes JSON.
 
 from __future__ import annotations
 
-import argparse
-import json
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from common import arguments, write_json
 from corpora import STORES, answerable
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.schema import MetadataMode
@@ -78,9 +77,8 @@ def retrieval(queries: np.ndarray, chunks: np.ndarray, qa: list[dict], nodes) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments("embedding-backends")
     parser.add_argument("--batch-sizes", default="16,32,64")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-embedding-backends.json")
     args = parser.parse_args()
     batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
 
@@ -148,9 +146,7 @@ def main() -> None:
             print(f"{'':12}cosine vs torch {key:12} n={c['n']:3}  min {c['min']:.4f}  mean {c['mean']:.4f}")
     r = results["int8_queries_on_stored_torch_vectors"]
     print(f"int8 queries on the stored torch vectors: MAP@1 {r['map@1']:.3f}  Success@5 {r['success@5']:.3f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1))
-    print(args.out)
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

@@ -13,18 +13,15 @@ with --write saves the new fit as the default.
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
 
 import numpy as np
 
+from common import arguments, write_json
 from corpora import corpora, indexed
 from evaluation.gold import load_qa
 from evaluation.metrics import evidence_hits, required
 from evaluation.retrieval import ranked
 from rag.ranking import DEFAULT_RANKER, FEATURES, LinearRanker, fit_ranker
-from rag.settings import REPO_ROOT
 from training.ranker import candidate_features, ranking_figures
 
 
@@ -41,11 +38,10 @@ def examples(corpus) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments("fit-ranker")
     parser.add_argument("--tune", default="sample,debian_faq_en_html", help="Corpora to fit on.")
     parser.add_argument("--strength", type=float, default=1.0)
     parser.add_argument("--write", action="store_true", help=f"Save the fit as {DEFAULT_RANKER}.")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-fit-ranker.json")
     args = parser.parse_args()
     tune = args.tune.split(",")
     data = {c.name: examples(c) for c in corpora()}
@@ -70,9 +66,7 @@ def main() -> None:
     if args.write:
         ranker.save(DEFAULT_RANKER)
         print("wrote", DEFAULT_RANKER)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"tune": tune, "weights": ranker.weights, "bias": ranker.bias, "corpora": results}, indent=1))
-    print(args.out)
+    write_json(args.out, {"tune": tune, "weights": ranker.weights, "bias": ranker.bias, "corpora": results})
 
 
 if __name__ == "__main__":

@@ -16,14 +16,12 @@ weights set the operating point at the matcher's threshold 0.5. Prints precision
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-from pathlib import Path
 
 import numpy as np
 from llama_index.core.schema import MetadataMode
 
+from common import arguments, write_json
 from corpora import corpora, indexed
 from evaluation.gold import load_qa
 from evaluation.references import evaluate_references, load_gold
@@ -84,11 +82,10 @@ def labelled(support: LearnedSupport, items: list[dict]):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments("fit-support")
     parser.add_argument("--same-weight", type=float, default=1.0, help="Positive class weight, same script.")
     parser.add_argument("--cross-weight", type=float, default=5.0, help="Positive class weight, across scripts.")
     parser.add_argument("--write", action="store_true", help=f"Save the fit as {DEFAULT_SUPPORT}.")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-fit-support.json")
     args = parser.parse_args()
     settings = load_settings()
     encoder = bi_encoder(settings, build_embedding(settings))
@@ -114,9 +111,7 @@ def main() -> None:
     if args.write:
         model.save(DEFAULT_SUPPORT)
         print("wrote", DEFAULT_SUPPORT)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1))
-    print(args.out)
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

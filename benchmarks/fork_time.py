@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import arguments, write_json
 from corpora import CORPORA
-from rag.settings import REPO_ROOT
 
 RAGQA = Path(sys.executable).with_name("ragqa")
 
@@ -44,10 +44,9 @@ def metrics(output: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arguments("fork", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="python_faq_html", choices=[c.name for c in CORPORA])
     parser.add_argument("--answers", type=int, default=10, help="QA-file questions answered end to end.")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-fork.json")
     args = parser.parse_args()
     corpus = next(c for c in CORPORA if c.name == args.corpus)
     if not corpus.available:
@@ -72,10 +71,8 @@ def main() -> None:
                                                    for k, v in log["retrieval"].items()))
     print("answers: " + ", ".join(f"{k} {log['answers'][k]}" for k in ("n_questions", "answered_when_answerable",
                                                                        "right_when_answerable", "p50_total_ms")))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(log, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_json(args.out, log, ensure_ascii=False)
     shutil.rmtree(work, ignore_errors=True)
-    print(args.out)
 
 
 if __name__ == "__main__":

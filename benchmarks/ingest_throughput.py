@@ -8,11 +8,11 @@ format is ingested into its own fresh store; prints a table and writes JSON.
 
 from __future__ import annotations
 
-import argparse
-import json
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+
+from common import arguments, write_json
 
 import rag  # noqa: F401
 from ingestion.convert import SUPPORTED_SUFFIXES
@@ -35,9 +35,8 @@ def page_count(path: Path) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments("ingest")
     parser.add_argument("paths", nargs="*", type=Path, default=[REPO_ROOT.parent / "shared/devbench/docs"])
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-ingest.json")
     args = parser.parse_args()
     by_format: dict[str, list[Path]] = defaultdict(list)
     for file, _doc_id in discover(args.paths):
@@ -59,9 +58,7 @@ def main() -> None:
         results[suffix] = row
         print(f"{suffix:7} {row['files']:5} {pages:6} {row['chunks']:6} {row['convert_s']:9.2f} "
               f"{row['index_s']:8.2f} {row['pages_per_s_convert']:8.1f} {row['chunks_per_s_index']:8.1f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1))
-    print(args.out)
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

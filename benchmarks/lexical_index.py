@@ -10,19 +10,16 @@ Prints MAP@1, Success@5/10, MRR and the p50 query time, and writes JSON.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
-from pathlib import Path
 
+from common import arguments, write_json
 from corpora import answerable, corpora, indexed
 from llama_index.retrievers.bm25 import BM25Retriever
 
 from evaluation.metrics import aggregate, evidence_hits, question_metrics
 from evaluation.retrieval import ranked
 from rag.retrieval import lexical_index
-from rag.settings import REPO_ROOT
 from rag.store import all_nodes
 
 COLUMNS = ["map@1", "success@5", "success@10", "mrr"]
@@ -40,8 +37,7 @@ def measure(search, qa: list[dict]) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-lexical-index.json")
+    parser = arguments("lexical-index")
     parser.add_argument("--corpora", default="", help="Only these corpora (comma-separated names).")
     args = parser.parse_args()
     results = {}
@@ -58,9 +54,7 @@ def main() -> None:
         print(f"{'':8}" + "".join(f"{c:>12}" for c in [*COLUMNS, "p50_ms"]))
         for name in ("bm25s", "fts5"):
             print(f"{name:8}" + "".join(f"{results[corpus.name][name][c]:>12}" for c in [*COLUMNS, "p50_ms"]))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1), encoding="utf-8")
-    print(f"\nwritten to {args.out}")
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

@@ -9,18 +9,17 @@ less). Prints p50/p95 and the number of scorer pairs; writes JSON.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
-from pathlib import Path
+
+from common import arguments, write_json
 
 import rag  # noqa: F401
 from evaluation.references import CachedScorer
 from rag.models import build_embedding
 from rag.references import ReferenceMatcher, split_sentences
 from rag.scoring import bi_encoder
-from rag.settings import REPO_ROOT, load_settings
+from rag.settings import load_settings
 from rag.support import support_scorer
 
 ANSWER = (
@@ -40,9 +39,8 @@ CHUNKS = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments("matcher")
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-matcher.json")
     args = parser.parse_args()
     settings = load_settings()
     embedding = build_embedding(settings)
@@ -72,8 +70,7 @@ def main() -> None:
           f"p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms over {args.runs} runs")
     for segment in result["segments"]:
         print(" ", segment)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1))
+    write_json(args.out, result)
 
 
 if __name__ == "__main__":

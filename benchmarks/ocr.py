@@ -29,8 +29,6 @@ outline is the truth), e.g. the Korean PDFs of Debian's texlive-lang-korean.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
 import time
@@ -39,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pypdfium2 as pdfium
+from common import arguments, write_json
 from corpora import DEVBENCH, STORES, Corpus, answerable, corpora, indexed
 from PIL import Image, ImageFilter
 from rapidfuzz.distance import Levenshtein
@@ -231,8 +230,7 @@ def text_layer_cost() -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-ocr.json")
+    parser = arguments("ocr")
     parser.add_argument("--pages", type=int, default=12, help="Pages per language.")
     parser.add_argument(
         "--engines", default="tesseract", help="tesseract[:psm] and/or rapidocr (comma-separated), e.g. tesseract:3,tesseract:4"
@@ -266,9 +264,7 @@ def main() -> None:
     if args.retrieval:
         results["retrieval_map@1"] = retrieval(rng)
     results["headings"] = {path.name: headings(path, 10, 20, rng) for path in args.headings}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1))
-    print(args.out)
+    write_json(args.out, results)
 
 
 def spread(count: int, wanted: int) -> list[int]:

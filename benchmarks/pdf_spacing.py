@@ -12,17 +12,16 @@ compared and the spaces added inside words; writes per-page figures as JSON.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
 from pathlib import Path
 
+from common import arguments, write_json
 from corpora import DEVBENCH
 from ingestion.convert import convert
 from ingestion.pdf import pdf_text_layer
 from ingestion.spacing import spacing
-from rag.settings import REPO_ROOT, IngestSettings
+from rag.settings import IngestSettings
 
 STRATEGIES = ("text", "layout", "anchored", "markdown")
 
@@ -54,10 +53,9 @@ def measure(path: Path, strategy: str, layer: list[str]) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments("pdf-spacing")
     parser.add_argument("paths", nargs="*", type=Path)
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-pdf-spacing.json")
     args = parser.parse_args()
     english = DEVBENCH / "docs/debian-faq.en.pdf"
     paths = ([english] if english.is_file() else []) + args.paths
@@ -70,9 +68,7 @@ def main() -> None:
             row = results[path.name][strategy] = measure(path, strategy, layer)
             print(f"{path.name[:28]:28} {strategy:9} {row['min']:6.3f} {row['mean']:6.3f} {row['worst_page'] or '-':>5} "
                   f"{row['spaces']:7} {row['added']:6} {row['convert_s']:9.2f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1))
-    print(args.out)
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ Prints the precision/coverage curve over thresholds and writes JSON.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from pathlib import Path
@@ -39,6 +38,7 @@ from llama_index.core.schema import MetadataMode
 
 import rag  # noqa: F401
 from evaluation.gold import load_jsonl, load_qa, normalise
+from common import arguments, write_json
 from corpora import corpora, indexed
 from evaluation.references import evaluate_references
 from rag.models import build_embedding
@@ -199,8 +199,7 @@ def report(name: str, settings, items: list[dict], gold_file: Path) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-references.json")
+    parser = arguments("references")
     parser.add_argument("--generated", action="append", default=[], help="NAME=QA file of `ragqa qa generate`")
     args = parser.parse_args()
     generated = {"sample": REPO_ROOT / "data/sample/generated_qa.jsonl",
@@ -225,8 +224,7 @@ def main() -> None:
         for chunks, answers, name in ((ko, en, "english_answers_korean_chunks"), (en, ko, "korean_answers_english_chunks")):
             items = build_crosslingual_gold(indexed(chunks), load_qa(chunks.qa), load_qa(answers.qa))
             results[name] = report(name, indexed(chunks), items, args.out.with_name(f"reference-gold-{name}.jsonl"))
-    args.out.write_text(json.dumps(results, indent=1))
-    print(args.out)
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

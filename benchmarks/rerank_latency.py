@@ -10,28 +10,24 @@ writes JSON.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
-from pathlib import Path
 
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import QueryBundle
 
+from common import arguments, write_json
 from corpora import corpora, indexed
 from evaluation.gold import load_qa
 from rag.models import build_embedding
 from rag.postprocessors import build_rerank_stage
 from rag.retrieval import hybrid_retriever
-from rag.settings import REPO_ROOT
 from rag.store import Store
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments("rerank-latency")
     parser.add_argument("--corpus", default="sample")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-rerank-latency.json")
     args = parser.parse_args()
     corpus = corpora([args.corpus])[0]
     settings = indexed(corpus)
@@ -53,8 +49,7 @@ def main() -> None:
                              "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1)}
         print(f"{corpus.name}, rerank of {n} candidates: p50 {results[f'n={n}']['p50_ms']} ms, "
               f"p95 {results[f'n={n}']['p95_ms']} ms over {len(times)} questions")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1))
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

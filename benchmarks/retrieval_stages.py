@@ -11,20 +11,16 @@ JSON. The scoring is evaluation.retrieval's, as in `ragqa eval retrieval` (which
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
 
+from common import arguments, write_json
 from corpora import answerable, corpora, indexed
 from evaluation.retrieval import evaluate_stages
-from rag.settings import REPO_ROOT
 
 COLUMNS = ["map@1", "map@5", "success@1", "success@5", "success@10", "mrr"]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-retrieval-stages.json")
+    parser = arguments("retrieval-stages")
     parser.add_argument("--n", default="10,20", help="Chunks each stage ranks (comma-separated).")
     parser.add_argument("--corpora", default="", help="Only these corpora (comma-separated names).")
     args = parser.parse_args()
@@ -39,9 +35,7 @@ def main() -> None:
             print(f"{'':8}" + "".join(f"{c:>12}" for c in COLUMNS))
             for stage, row in results[corpus.name][f"n={n}"].items():
                 print(f"{stage:8}" + "".join(f"{row[c]:>12.3f}" for c in COLUMNS))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1))
-    print(args.out)
+    write_json(args.out, results)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,11 @@ Prints the tables and writes JSON.
 
 from __future__ import annotations
 
-import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
+
+from common import arguments, write_json
 
 import rag  # noqa: F401
 from evaluation.gold import load_qa
@@ -68,8 +68,7 @@ def show(title: str, rows: dict[str, dict]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "storage/reports/bench-retrieval-study.json")
+    parser = arguments("retrieval-study")
     args = parser.parse_args()
     pdf_qa = load_qa(DEVBENCH / "qa/debian_faq_en_pdf.jsonl")
     pdf = [DEVBENCH / "docs/debian-faq.en.pdf"]
@@ -79,9 +78,7 @@ def main() -> None:
     sample = [REPO_ROOT / "data/sample/docs"]
     headers = {f"Ver.{int(on)}": run(sample, sample_qa, headers={"enabled": on}) for on in (False, True)}
     show("Header prefix, sample corpus, dense top-10", headers)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"pdf_strategies": strategies, "headers": headers}, indent=1))
-    print(args.out)
+    write_json(args.out, {"pdf_strategies": strategies, "headers": headers})
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ Prints p50/p95 and writes JSON. Bounded: 3 + users x rounds answers, nothing mor
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -25,6 +24,8 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+
+from common import arguments, write_json
 
 from rag.settings import load_settings
 
@@ -114,12 +115,11 @@ def browser(url: str, questions: list[str]) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments("ui-load")
     parser.add_argument("--users", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--store", type=Path, help="An ingested storage folder (default: a fresh sample store).")
     parser.add_argument("--port", type=int, default=7871)
-    parser.add_argument("--out", type=Path, default=REPO / "storage/reports/bench-ui-load.json")
     args = parser.parse_args()
 
     storage = args.store
@@ -152,8 +152,7 @@ def main() -> None:
         summary[key] = {"p50": round(statistics.median(values), 2), "p95": round(percentile(values, 0.95), 2),
                         "max": round(max(values), 2)}
     print(json.dumps(summary, indent=1))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"summary": summary, "browser": seen, "answers": rows}, indent=1), encoding="utf-8")
+    write_json(args.out, {"summary": summary, "browser": seen, "answers": rows})
 
 
 if __name__ == "__main__":

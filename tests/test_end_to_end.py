@@ -102,16 +102,17 @@ def test_cli_ask_before_ingest_says_what_to_do(base_settings, tmp_path):
     assert result.returncode == 1 and "ragqa ingest" in result.stderr
 
 
-def test_encoder_reuses_the_stored_chunk_vectors(pipeline, monkeypatch):
+def test_rerank_stage_reuses_the_stored_chunk_vectors(pipeline, monkeypatch):
+    """The rerank stage reads the candidates' vectors from the store itself, and hands them to the
+    encoder that the refusal gate, the context and the matcher read after it."""
     import numpy as np
     from llama_index.core.schema import QueryBundle
 
-    from rag.scoring import reuse_stored_vectors
-
-    nodes = pipeline.retriever.retrieve(QueryBundle("nail penetration"))
+    query = QueryBundle("nail penetration")
+    nodes = pipeline.retriever.retrieve(query)
     text = nodes[0].node.get_content(metadata_mode=MetadataMode.EMBED)
     fresh = np.asarray(pipeline.encoder.embedding.get_text_embedding(text))
-    reuse_stored_vectors(pipeline.encoder, pipeline.collection, nodes)
+    pipeline.reranker.postprocess_nodes(nodes, query_bundle=query)
 
     class NoEmbedding:
         def __getattr__(self, name):
