@@ -103,7 +103,8 @@ def page_image(path: Path, pages: range, chunk: str, segment: str) -> tuple[Imag
                                      (backed, (220, 120, 0), 3)):
             for left, bottom, right, top in boxes:
                 draw.rectangle([left * _RENDER_SCALE - 2, (height - top) * _RENDER_SCALE - 2,
-                                right * _RENDER_SCALE + 2, (height - bottom) * _RENDER_SCALE + 2], outline=colour, width=width)
+                                right * _RENDER_SCALE + 2, (height - bottom) * _RENDER_SCALE + 2],
+                               outline=colour, width=width)
         return image, page
     finally:
         pdf.close()
@@ -169,11 +170,14 @@ def evidence(settings: Settings, source: dict[str, Any], segment: str) -> Eviden
     path = source_file(settings, source["doc"]) if source.get("doc") else None
     if path is not None and path.suffix.lower() == ".pdf" and source.get("page"):
         first = int(source["page"])
-        image, page = page_image(path, range(first, int(source.get("page_end") or first) + 1), source["text"], segment)
+        pages = range(first, int(source.get("page_end") or first) + 1)
+        image, page = page_image(path, pages, source["text"], segment)
         if page is not None:
-            heading += f"<p>Page {page} of {html.escape(source['doc'])}: the chunk's lines boxed in grey, the sentences backing the segment in orange.</p>"
+            heading += (f"<p>Page {page} of {html.escape(source['doc'])}: the chunk's lines boxed in grey, "
+                        "the sentences backing the segment in orange.</p>")
     elif source.get("slide") is not None:
         whole = slide_text(settings, source["doc"], int(source["slide"]))
         if whole and whole.strip() != source["text"].strip():
-            extra = f"<details><summary>The whole slide {int(source['slide'])}</summary><div class='evidence-text'>{html.escape(whole)}</div></details>"
+            extra = (f"<details><summary>The whole slide {int(source['slide'])}</summary>"
+                     f"<div class='evidence-text'>{html.escape(whole)}</div></details>")
     return Evidence(heading + body + extra, image, page)

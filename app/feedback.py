@@ -78,18 +78,22 @@ class FeedbackLog:
 def answer_id(answer: dict[str, Any]) -> str:
     """Which answer a rating is about: its question, text and the time it took (the same
     question asked twice is two answers)."""
-    key = json.dumps([answer["question"], answer["answer"], answer.get("timings_ms", {}).get("total")], ensure_ascii=False)
+    key = json.dumps([answer["question"], answer["answer"], answer.get("timings_ms", {}).get("total")],
+                     ensure_ascii=False)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def qa_item(record: dict[str, Any]) -> dict[str, Any]:
     """One rating as a QA item (module docstring)."""
     answer = record["answer"]
-    item: dict[str, Any] = {"id": f"feedback-{record['answer_id']}", "question": answer.get("standalone_question") or record["question"]}
+    item: dict[str, Any] = {"id": f"feedback-{record['answer_id']}",
+                            "question": answer.get("standalone_question") or record["question"]}
     if record["rating"] == "up" and answer["answerable"]:
-        refs = {(r["ref"], r["chunk_id"]): r for s in answer["segments"] if s["supported"] for r in s["references"]}
+        refs = {(r["ref"], r["chunk_id"]): r
+                for s in answer["segments"] if s["supported"] for r in s["references"]}
         item |= {"answer": answer["answer"], "answerable": True, "evidence": [
-            {key: ref[key] for key in ("doc", "chunk_id", "page", "slide", "section") if ref.get(key) is not None} | {"required": True}
+            {key: ref[key] for key in ("doc", "chunk_id", "page", "slide", "section") if ref.get(key) is not None}
+            | {"required": True}
             for ref in refs.values()]}
     elif record["rating"] == "up":
         item |= {"answer": None, "answerable": False, "evidence": []}

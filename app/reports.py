@@ -62,8 +62,8 @@ def _compared(settings: Settings, first: Path, second: Path) -> Path | None:
     """The newest compare run of `first` against `second` written after both runs' metrics."""
     from evaluation.runs import Run
 
-    changed = max(((run / "metrics.json").stat().st_mtime for run in (first, second) if (run / "metrics.json").is_file()),
-                  default=0.0)
+    changed = max(((run / "metrics.json").stat().st_mtime for run in (first, second)
+                   if (run / "metrics.json").is_file()), default=0.0)
     for name in run_folders(settings):  # newest first
         run = Run(settings.reports_dir / name)
         if not (run.path / "config.json").is_file() or run.kind() != "compare":

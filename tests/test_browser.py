@@ -48,9 +48,11 @@ def server(base_settings, tmp_path_factory):
     crash_report_pdf(docs / "handbook.pdf")
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("ui-storage"))
     assert ingest([docs], settings, progress=False).indexed == 4
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir),
+               RAGQA_MODELS_DIR=str(settings.models_dir))
     # A real evaluation run for the Reports tab (retrieval only: no generation).
-    subprocess.run([RAGQA, "eval", "retrieval", "--qa", str(FIXTURES / "qa.jsonl")], env=env, check=True, capture_output=True)
+    subprocess.run([RAGQA, "eval", "retrieval", "--qa", str(FIXTURES / "qa.jsonl")], env=env, check=True,
+                   capture_output=True)
     with serving(env, tmp_path_factory.mktemp("ui-log") / "serve.log") as served:
         yield served | {"settings": settings, "env": env}
 
@@ -285,12 +287,14 @@ def test_feedback_is_saved_and_exported(page, server, tmp_path):
     subprocess.run([RAGQA, "feedback", "export", str(out)], env=server["env"], check=True)
     [item] = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert item["question"] == BATTERY_Q and "61" in item["answer"]
-    assert item["feedback"]["comment"] == "Right figure, right source." and item["evidence"][0]["doc"] == "battery.md"
+    assert item["feedback"]["comment"] == "Right figure, right source."
+    assert item["evidence"][0]["doc"] == "battery.md"
 
 
 def test_documents_are_listed_and_deleted(page, tmp_path):
     note = tmp_path / "paint-shop.md"
-    note.write_text("# Paint shop\n\nThe paint shop PS-3 cures panels at 140 degrees Celsius.", encoding="utf-8")
+    note.write_text("# Paint shop\n\nThe paint shop PS-3 cures panels at 140 degrees Celsius.",
+                    encoding="utf-8")
     page.get_by_role("tab", name="Documents").click()
     page.locator('#upload input[type="file"]').set_input_files(str(note))
     page.get_by_role("button", name="Add to the index").click()
@@ -383,12 +387,13 @@ def test_the_scripting_api_filters_and_deletes_documents_indexed_after_the_start
     from gradio_client import Client, handle_file
 
     note = tmp_path / "paint-line.md"
-    note.write_text("# Paint line\n\nThe paint line PL-4 cures bumpers at 90 degrees Celsius.", encoding="utf-8")
+    note.write_text("# Paint line\n\nThe paint line PL-4 cures bumpers at 90 degrees Celsius.",
+                    encoding="utf-8")
     report = Client(server["url"], verbose=False).predict([handle_file(str(note))], api_name="/upload")[0]
     assert report.startswith("1 file: 1 indexed"), report
     client = Client(server["url"], verbose=False)  # a session that never saw the upload's choices
-    chat, shown = client.predict("At what temperature does the paint line PL-4 cure bumpers?", ["paint-line.md"],
-                                 "", 0.5, 20, 5, api_name="/chat")
+    chat, shown = client.predict("At what temperature does the paint line PL-4 cure bumpers?",
+                                 ["paint-line.md"], "", 0.5, 20, 5, api_name="/chat")
     assert "90" in chat[0]["content"] and "refs:" in chat[0]["content"], chat
     assert "paint" in shown and "battery" not in shown
     message = client.predict(["paint-line.md", "nothing.md"], api_name="/delete")[0]
@@ -403,8 +408,10 @@ def test_clear_forgets_the_latest_answer_and_its_panels(page):
     page.locator("#chips label").first.click()
     page.locator("#evidence mark").first.wait_for(timeout=30_000)
     page.get_by_role("button", name="Clear", exact=True).first.click()
-    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"bot\"]').length === 0", timeout=30_000)
-    page.wait_for_function("() => !document.querySelector('#sources').innerText.includes('battery')", timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"bot\"]').length === 0",
+                           timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('#sources').innerText.includes('battery')",
+                           timeout=30_000)
     assert page.locator("#chips label").count() == 0
     assert "Choose a reference" in page.locator("#evidence").inner_text()
     page.locator("#thumbs-up").click()
@@ -421,7 +428,8 @@ def test_stop_ends_a_streaming_answer_and_the_locked_box_says_so(page):
     box = page.locator("#question textarea")
     box.fill(LONG_Q)
     box.press("Enter")
-    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"bot\"]').length > 0", timeout=WAIT_MS)
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"bot\"]').length > 0",
+                           timeout=WAIT_MS)
     assert box.is_disabled()
 
     def note() -> str:
@@ -448,7 +456,8 @@ def test_a_long_file_name_keeps_the_documents_columns_in_view_and_is_deleted_as_
     page.locator('#upload input[type="file"]').set_input_files(str(note))
     page.get_by_role("button", name="Add to the index").click()
     table = page.locator("#documents")
-    table.get_by_text("crash-sled-calibration", exact=False).filter(visible=True).first.wait_for(timeout=WAIT_MS)
+    shown = table.get_by_text("crash-sled-calibration", exact=False).filter(visible=True)
+    shown.first.wait_for(timeout=WAIT_MS)
     shot(page, "20-long-name")
     frame = table.bounding_box()
     for header in ("document", "chunks", "indexed (UTC)", "file"):

@@ -58,8 +58,8 @@ def secured(base_settings, beacon, tmp_path_factory):
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("beacon-storage"))
     assert ingest([docs], settings, progress=False).indexed == 2
     users = json.dumps([f"alice:{hash_password(PASSWORD, iterations=1000)}"])
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir),
-               RAGQA_UI__USERS=users)
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir),
+               RAGQA_MODELS_DIR=str(settings.models_dir), RAGQA_UI__USERS=users)
     with serving(env, tmp_path_factory.mktemp("beacon-log") / "serve.log") as served:
         yield served
 
@@ -113,9 +113,11 @@ def test_a_restart_says_the_session_ended_and_keeps_the_question(browser, indexe
     """Two people (their own browser profiles) typing when the server restarts: one waits, is told
     that the session ended and reloads; the other presses Enter while it is down (Gradio marks the
     box "Error", then reloads the page once the server is back). Both keep their question."""
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(indexed.storage_dir), RAGQA_MODELS_DIR=str(indexed.models_dir))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(indexed.storage_dir),
+               RAGQA_MODELS_DIR=str(indexed.models_dir))
     port = free_port()
-    waiting, hasty = (browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in range(2))
+    viewport = {"width": 1400, "height": 1000}
+    waiting, hasty = (browser.new_context(viewport=viewport).new_page() for _ in range(2))
     questions = {waiting: BATTERY_Q, hasty: "What does the staff cafeteria serve on Fridays?"}
     with serving(env, tmp_path / "first.log", port=port) as served:
         for page, question in questions.items():
@@ -133,8 +135,8 @@ def test_a_restart_says_the_session_ended_and_keeps_the_question(browser, indexe
         note.get_by_role("button", name="Reload").click()
         for page, question in questions.items():
             page.locator("#question textarea").wait_for()
-            page.wait_for_function("q => document.querySelector('#question textarea').value === q", arg=question,
-                                   timeout=30_000)
+            page.wait_for_function("q => document.querySelector('#question textarea').value === q",
+                                   arg=question, timeout=30_000)
         assert waiting.locator("#session-ended").count() == 0
     for page in questions:
         page.context.close()

@@ -27,7 +27,7 @@ def test_document_markdown_is_rendered_as_its_own_text():
 
 
 def test_a_question_is_shown_as_typed_and_handed_back_as_typed():
-    from app.ui import text_questions
+    from app.ask import text_questions
 
     chatbot = text_questions(gr.Chatbot())
     history = [{"role": "user", "content": "Why? ![me](http://127.0.0.1:9999/beacon.png?who=asker)"},
@@ -64,18 +64,18 @@ def test_hash_password_refuses_short_passwords(monkeypatch, base_settings, tmp_p
     assert good.exit_code == 0 and good.output.strip().splitlines()[-1].startswith("pbkdf2_sha256$")
 
 
-def test_a_question_refused_before_it_was_asked_is_no_follow_up_context():
+def test_a_question_refused_before_it_was_asked_is_no_follow_up_context(pipeline):
     """A 40,000-character question refused as too long must not ride along as history: it would
     overflow the rewriter's window on every next question."""
-    from app.ui import CANNOT_ANSWER, turns
+    from app.ask import CANNOT_ANSWER, Conversation, chat_handler, questions
 
-    history = [
-        {"role": "user", "content": "x" * 40_000},
-        {"role": "assistant", "content": f"{CANNOT_ANSWER} the question is too long"},
-        {"role": "user", "content": "Where was FT-2024-07 run?"},
-        {"role": "assistant", "content": f"It ran at {escape('Aldenhoven (DE).', True)} *(refs: [1] 0.91)*"},
-    ]
-    assert turns(history) == [("Where was FT-2024-07 run?", "It ran at Aldenhoven (DE).")]
+    [(refusal, _, answer, turns)] = chat_handler(pipeline)("x" * 40_000, [], None, "")
+    assert refusal.startswith(CANNOT_ANSWER) and answer is None and turns == gr.skip()  # no turn kept
+    chat = [{"role": "user", "content": "x" * 40_000}, {"role": "assistant", "content": refusal}]
+    ran = {"question": "Where was FT-2024-07 run?", "standalone_question": None, "answer": "At Aldenhoven [1]."}
+    turns = Conversation().answered(questions(chat), ran)
+    chat += [{"role": "user", "content": ran["question"]}, {"role": "assistant", "content": "..."}]
+    assert turns.history(chat) == [("Where was FT-2024-07 run?", "At Aldenhoven [1].")]
 
 
 def test_every_answer_waits_in_one_line_and_rest_routes_keep_to_it(pipeline):

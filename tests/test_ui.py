@@ -6,8 +6,9 @@ import gradio as gr
 import pytest
 from conftest import BATTERY_Q
 
+from app.ask import Conversation, answer_stream, chat_handler
 from app.render import render_segments, render_sources, unescape
-from app.ui import answer_stream, build_ui, chat_handler
+from app.ui import build_ui
 from rag.pipeline import Answer
 
 
@@ -29,7 +30,7 @@ def test_ui_builds(pipeline):
 def test_upload_indexes_files_and_reports_failures(base_settings, tmp_path):
     from conftest import fresh_settings
 
-    from app.ui import index_uploads
+    from app.documents import index_uploads
     from rag.store import collection
 
     settings = fresh_settings(base_settings, tmp_path / "storage")
@@ -99,27 +100,28 @@ def test_filters_reach_the_pipeline(pipeline):
 @pytest.mark.parametrize("where", [None, "", "   ", " ; "])
 def test_respond_takes_what_a_browser_sends(pipeline, where):
     respond = chat_handler(pipeline)
-    *_, (reply, sources, answer) = respond(BATTERY_Q, [], None, where)
+    *_, (reply, sources, answer, _) = respond(BATTERY_Q, [], None, where)
     assert isinstance(reply, list) and "refs: [" in reply[0].content and "battery.md" in unescape(sources)
-    assert answer["answerable"] and answer["sources"][0]["doc"] == "battery.md"  # kept for this session's panels
-    assert list(respond("   ", [], None, where)) == [("Please type a question.", "", None)]
-    assert list(respond(None, [], None, where)) == [("Please type a question.", "", None)]
+    assert answer["answerable"] and answer["sources"][0]["doc"] == "battery.md"  # for this session's panels
+    assert list(respond("   ", [], None, where)) == [("Please type a question.", "", None, gr.skip())]
+    assert list(respond(None, [], None, where)) == [("Please type a question.", "", None, gr.skip())]
 
 
 def test_respond_explains_bad_filters(pipeline):
     respond = chat_handler(pipeline)
-    [(reply, _, _)] = list(respond(BATTERY_Q, [], None, "Region"))
+    [(reply, _, _, _)] = list(respond(BATTERY_Q, [], None, "Region"))
     assert "not FIELD=VALUE" in unescape(reply)
-    [(reply, _, _)] = list(respond(BATTERY_Q, [], ["nothing.md"], ""))
+    [(reply, _, _, _)] = list(respond(BATTERY_Q, [], ["nothing.md"], ""))
     assert "no indexed document has the id 'nothing.md'" in unescape(reply)
 
 
 def test_each_answer_keeps_its_own_sources(pipeline):
     respond = chat_handler(pipeline)
-    *_, (first, _, _) = respond(BATTERY_Q, [], None, "")
-    *_, (second, _, _) = respond("What does the cafeteria serve on Fridays?", [], None, "")
+    *_, (first, _, _, _) = respond(BATTERY_Q, [], None, "")
+    *_, (second, _, _, _) = respond("What does the cafeteria serve on Fridays?", [], None, "")
     assert [m.metadata.get("title") for m in first] == [None, "Sources"]
-    assert "[1] battery.md" in unescape(first[1].content) and "[1] cafeteria.md" in unescape(second[1].content)
+    assert "[1] battery.md" in unescape(first[1].content)
+    assert "[1] cafeteria.md" in unescape(second[1].content)
 
 
 def test_document_text_is_shown_as_text():
@@ -140,7 +142,7 @@ def test_document_text_is_shown_as_text():
 def test_page_load_lists_documents_indexed_since_start(base_settings, tmp_path):
     from conftest import fresh_settings
 
-    from app.ui import index_uploads
+    from app.documents import index_uploads
     from rag.pipeline import RagPipeline
 
     settings = fresh_settings(base_settings, tmp_path / "storage")
@@ -225,7 +227,8 @@ def test_one_decode_at_a_time_and_abandoned_answers_stop(pipeline):
         assert errors == [] and state["most"] == 1
 
         # Abandon an answer after a few tokens: the model is free again within a token or two.
-        updates = answer_stream(pipeline, "Describe the nail penetration test of the Orion pack in detail, step by step.")
+        long_one = "Describe the nail penetration test of the Orion pack in detail, step by step."
+        updates = answer_stream(pipeline, long_one)
         for _ in range(3):
             next(updates)
         updates.close()
@@ -245,13 +248,14 @@ def test_uploads_reach_both_retrieval_channels(base_settings, tmp_path):
     from llama_index.core.retrievers import QueryFusionRetriever
     from llama_index.core.schema import QueryBundle
 
-    from app.ui import index_uploads
+    from app.documents import index_uploads
     from rag.pipeline import RagPipeline
 
     settings = fresh_settings(base_settings, tmp_path / "storage")
     pipeline = RagPipeline(settings)
     note = tmp_path / "tunnel.md"
-    note.write_text("# Wind tunnel\n\nThe climatic wind tunnel WT-7 is booked on Thursdays.", encoding="utf-8")
+    note.write_text("# Wind tunnel\n\nThe climatic wind tunnel WT-7 is booked on Thursdays.",
+                    encoding="utf-8")
     index_uploads(settings, [str(note)])
     retriever = pipeline.current_retriever()
     assert isinstance(retriever, QueryFusionRetriever)
@@ -259,19 +263,43 @@ def test_uploads_reach_both_retrieval_channels(base_settings, tmp_path):
     assert [n.node.metadata["doc"] for n in bm25.retrieve(QueryBundle("WT-7"))] == ["tunnel.md"]
 
 
-def test_chat_history_becomes_question_answer_turns():
-    """The UI hands a follow-up its earlier turns: questions and answers, without the folded
-    sources or the reference marks."""
-    from app.ui import turns
+def test_a_follow_up_is_given_the_answer_as_written_not_as_shown(pipeline, monkeypatch):
+    """The rewriter gets each earlier turn as (question, the answer's text), kept in the session:
+    never read back from the chat, whose marks, folded sources and wording are for readers (a
+    reworded mark here: read back, it would ride along into the follow-up)."""
+    import app.ask
+    from rag.pipeline import QuestionError
 
-    history = [
-        {"role": "user", "content": "Where was FT-2024-07 run?"},
-        {"role": "assistant", "content": "It ran at Aldenhoven. *(refs: [1] 0.91)*"},
-        {"role": "assistant", "content": "**Sources** ...", "metadata": {"title": "Sources"}},
-        {"role": "user", "content": [{"type": "text", "text": "And SI-2024-03?"}]},
-        {"role": "assistant", "content": "*Understood as: Where was SI-2024-03 run?*\n\nAt East Liberty. *(unsupported: no source backs this)*"},
-    ]
-    assert turns(history) == [("Where was FT-2024-07 run?", "It ran at Aldenhoven."), ("And SI-2024-03?", "At East Liberty.")]
+    shown = app.ask.render_segments
+    monkeypatch.setattr(app.ask, "render_segments",
+                        lambda answer, markdown=False: shown(answer, markdown).replace("*(refs:", "*(cited:"))
+    respond = chat_handler(pipeline)
+    *_, (reply, _, first, conversation) = respond(BATTERY_Q, [], None, "")
+    chat = [{"role": "user", "content": BATTERY_Q}, *(vars(m) for m in reply)]
+    assert "*(cited: [1]" in reply[0].content and reply[1].metadata["title"] == "Sources"
+    given = []
+
+    def standalone(question, history):
+        given.append(list(history))
+        raise QuestionError("seen")  # what the rewriter is given is all this test needs
+
+    monkeypatch.setattr(pipeline.rewriter, "standalone", standalone)
+    list(respond("And in the crush test?", chat, None, "", conversation=conversation))
+    assert given == [[(BATTERY_Q, first["answer"])]]
+
+
+def test_undo_retry_and_clear_cut_the_turns_with_the_chat():
+    """One entry per question in the chat, so whatever cuts the chat's messages cuts the turns."""
+    def answer(n):
+        return {"question": f"q{n}", "standalone_question": f"s{n}" if n else None, "answer": f"a{n}"}
+
+    def chat(n):
+        return [{"role": role, "content": "..."} for _ in range(n) for role in ("user", "assistant")]
+
+    turns = Conversation().answered(0, answer(0)).answered(2, answer(2))  # the second was stopped
+    assert turns.history(chat(3)) == [("q0", "a0"), ("s2", "a2")]
+    assert turns.history(chat(2)) == [("q0", "a0")] and turns.history([]) == []  # undone, cleared
+    assert turns.answered(1, answer(1)).history(chat(3)) == [("q0", "a0"), ("s1", "a1")]  # retried
 
 
 def test_sources_are_shown_by_rank_not_by_the_rankers_score(pipeline):

@@ -26,24 +26,29 @@ def test_documents_are_listed_and_deleted_from_both_channels(base_settings, tmp_
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.md").write_text("# A\n\nThe wind tunnel WT-7 is booked on Thursdays.", encoding="utf-8")
-    (folder / "b.md").write_text("# B\n\nThe crash sled CS-2 is serviced in May.\n\n## More\n\nIt has two rails.", encoding="utf-8")
-    settings = fresh_settings(base_settings, tmp_path / "storage", chunking={"chunk_size": 64, "chunk_overlap": 0})
+    (folder / "b.md").write_text("# B\n\nThe crash sled CS-2 is serviced in May.\n\n## More\n\nIt has two rails.",
+                                 encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path / "storage",
+                              chunking={"chunk_size": 64, "chunk_overlap": 0})
     ingest([folder], settings, progress=False)
     listed = {d.doc: d for d in indexed_documents(settings)}
-    assert set(listed) == {"a.md", "b.md"} and listed["b.md"].chunks == 2 and listed["a.md"].indexed.startswith("20")
-    assert [n.node.metadata["doc"] for n in bm25_retriever(settings).retrieve(QueryBundle("WT-7"))][:1] == ["a.md"]
+    assert set(listed) == {"a.md", "b.md"} and listed["b.md"].chunks == 2
+    assert listed["a.md"].indexed.startswith("20")
+    bm25 = bm25_retriever(settings)
+    assert [n.node.metadata["doc"] for n in bm25.retrieve(QueryBundle("WT-7"))][:1] == ["a.md"]
 
     assert remove(["a.md", "nothing.md"], settings) == ["a.md"]
     assert [d.doc for d in indexed_documents(settings)] == ["b.md"]
     assert {m["doc"] for m in collection(settings).get()["metadatas"]} == {"b.md"}
-    assert "a.md" not in {n.node.metadata["doc"] for n in bm25_retriever(settings).retrieve(QueryBundle("WT-7 wind tunnel"))}
+    found = bm25_retriever(settings).retrieve(QueryBundle("WT-7 wind tunnel"))
+    assert "a.md" not in {n.node.metadata["doc"] for n in found}
     assert (folder / "a.md").exists()  # a file indexed from elsewhere is not the UI's to delete
     # Ingesting the folder again brings it back: the docstore forgot it too.
     assert ingest([folder], settings, progress=False).indexed == 1
 
 
 def test_a_deleted_upload_leaves_storage(base_settings, tmp_path):
-    from app.ui import index_uploads
+    from app.documents import index_uploads
 
     settings = fresh_settings(base_settings, tmp_path / "storage")
     note = tmp_path / "note.md"
@@ -55,7 +60,7 @@ def test_a_deleted_upload_leaves_storage(base_settings, tmp_path):
 
 
 def test_uploads_of_the_wrong_type_or_size_are_not_copied(base_settings, tmp_path):
-    from app.ui import index_uploads
+    from app.documents import index_uploads
 
     settings = fresh_settings(base_settings, tmp_path / "storage", ingest={"max_file_mb": 0.001})
     big, odd = tmp_path / "big.md", tmp_path / "tool.exe"
@@ -69,7 +74,8 @@ def test_uploads_of_the_wrong_type_or_size_are_not_copied(base_settings, tmp_pat
 
 
 def test_highlight_marks_shared_words_and_escapes_everything():
-    shown = highlight("HIC15 was 412 <img src=x onerror=alert(1)> for the driver.", "The driver reached a HIC15 of 412.")
+    shown = highlight("HIC15 was 412 <img src=x onerror=alert(1)> for the driver.",
+                      "The driver reached a HIC15 of 412.")
     assert "<mark>HIC15</mark>" in shown and "<mark>412</mark>" in shown and "<mark>driver</mark>" in shown
     assert "<mark>the</mark>" not in shown and "<img" not in shown and "&lt;img" in shown
 
@@ -79,11 +85,12 @@ def test_evidence_shows_the_cited_pdf_page_with_the_chunk_boxed(base_settings, t
     pdf = crash_report_pdf(tmp_path / "handbook.pdf")
     ingest([pdf], settings, progress=False)
     text = next(t for t in collection(settings).get()["documents"] if "Curtain airbags" in t)
-    source = {"ref": 1, "doc": "handbook.pdf", "page": 1, "page_end": 3, "slide": None, "section": "2.1 Side airbags",
-              "text": text, "score": 0.9}  # the whole handbook is one chunk
+    source = {"ref": 1, "doc": "handbook.pdf", "page": 1, "page_end": 3, "slide": None,
+              "section": "2.1 Side airbags", "text": text, "score": 0.9}  # the whole handbook is one chunk
     view = evidence(settings, source, "Curtain airbags protect the head in a side impact.")
     assert "handbook.pdf, pp. 1-3" in view.html and "<mark>Curtain</mark>" in view.html
-    assert view.page == 3 and view.image is not None and view.image.width > 500  # the page of the backing sentence
+    # The page of the backing sentence.
+    assert view.page == 3 and view.image is not None and view.image.width > 500
     assert _pixels(view.image, ORANGE) > 100, "no box around the backing sentence"
     assert _pixels(view.image, GREY) > 100, "no box around the chunk's other lines"
     belts = evidence(settings, source, "Load limiters cap the belt force at about 4 kN.")
@@ -119,7 +126,8 @@ def test_feedback_is_kept_and_exported_as_qa_items(base_settings, tmp_path, pipe
     rated = items[BATTERY_Q]
     assert rated["answer"] == good["answer"] and rated["answerable"] is True
     cited = {r["chunk_id"] for s in good["segments"] if s["supported"] for r in s["references"]}
-    assert {e["chunk_id"] for e in rated["evidence"]} == cited and all(e["doc"] == "battery.md" for e in rated["evidence"])
+    assert {e["chunk_id"] for e in rated["evidence"]} == cited
+    assert all(e["doc"] == "battery.md" for e in rated["evidence"])
     assert rated["feedback"]["comment"] == "right cell, right cite"
     assert items[refused["question"]]["answerable"] is False
     assert export(log, out, "down") == 0
@@ -151,7 +159,8 @@ def test_report_folders_are_listed_and_only_they_are_read(base_settings, tmp_pat
     (settings.reports_dir / "notes").mkdir()  # no report.md: not a run
     assert run_folders(settings) == ["20261130-120000-answers"]
     text, plots = show_run(settings, "20261130-120000-answers")
-    assert text.startswith("# Answers") and "![" not in text and [(im.size, name) for im, name in plots] == [((40, 30), "plot.png")]
+    assert text.startswith("# Answers") and "![" not in text
+    assert [(im.size, name) for im, name in plots] == [((40, 30), "plot.png")]
     assert show_run(settings, "../../..")[1] == [] and "No run named" in show_run(settings, "../../..")[0]
 
 
@@ -160,7 +169,8 @@ def test_a_new_threshold_rechecks_the_same_answer_without_the_model(pipeline, mo
 
     answer = pipeline.answer(BATTERY_Q)
     assert answer.answerable and any(s["supported"] for s in answer.segments)
-    monkeypatch.setattr(type(pipeline.llm), "stream_complete", lambda *a, **k: pytest.fail("the model ran again"))
+    monkeypatch.setattr(type(pipeline.llm), "stream_complete",
+                        lambda *a, **k: pytest.fail("the model ran again"))
     strict = pipeline.rematch(answer, 0.999)
     assert not strict.answerable and strict.refused_by == "references"
     assert not any(s["supported"] for s in strict.segments) and strict.sources == answer.sources
@@ -197,7 +207,8 @@ def test_a_line_is_boxed_once_whatever_its_letters_and_fonts(tmp_path):
     image, page = page_image(tmp_path / "test.pdf", range(1, 2), sentence, sentence)
     assert page == 1
     # A row through one box meets its two sides; through boxes cut in pieces, more of them.
-    runs = [_runs([image.getpixel((x, y)) == ORANGE for x in range(image.width)]) for y in range(image.height)]
+    runs = [_runs([image.getpixel((x, y)) == ORANGE for x in range(image.width)])
+            for y in range(image.height)]
     boxed = [y for y, count in enumerate(runs) if count]
     assert boxed, "the backing sentence is not boxed"
     assert max(runs) == 2, f"a row crosses {max(runs)} box sides"
@@ -229,8 +240,9 @@ def test_reports_compare_runs_of_one_kind_once_and_show_no_server_paths(indexed)
     from evaluation.runner import run_references, run_retrieval
 
     settings = fresh_settings(indexed, indexed.storage_dir)
-    first, second = (run_retrieval(settings, FIXTURES / "qa.jsonl", name=f"retrieval-{n}", progress=False).name
-                     for n in ("a", "b"))
+    first, second = (
+        run_retrieval(settings, FIXTURES / "qa.jsonl", name=f"retrieval-{n}", progress=False).name
+        for n in ("a", "b"))
     references = run_references(settings, FIXTURES / "references_gold.jsonl", progress=False).name
     before = set(run_folders(settings))
 

@@ -37,8 +37,8 @@ def server(indexed, tmp_path_factory):
     stale.write_text("an upload of a killed server", encoding="utf-8")
     users = [f"{name}:{hash_password(password, iterations=1000)}" for name, password in PASSWORDS.items()]
     env = {"RAGQA_STORAGE_DIR": str(storage), "RAGQA_MODELS_DIR": str(settings.models_dir),
-           "RAGQA_UI__USERS": json.dumps(users), "RAGQA_UI__MAX_QUESTIONS": "1", "RAGQA_UI__LOGIN_FAILURES": "3",
-           "RAGQA_UI__LOCKOUT_S": "4", "RAGQA_INGEST__MAX_FILE_MB": "1"}
+           "RAGQA_UI__USERS": json.dumps(users), "RAGQA_UI__MAX_QUESTIONS": "1",
+           "RAGQA_UI__LOGIN_FAILURES": "3", "RAGQA_UI__LOCKOUT_S": "4", "RAGQA_INGEST__MAX_FILE_MB": "1"}
     with serving(dict(os.environ, **env), storage.parent / "serve.log") as served:
         yield served | {"settings": settings, "stale": stale}
 
@@ -82,27 +82,30 @@ def test_sessions_and_answers_belong_to_their_login(server):
     """Bob, logged in, with Alice's session hash: he cannot cancel her answer, read her latest
     answer through /rematch, nor listen to her session; her second question at once is refused
     (one in flight per login) while his is queued; both answers arrive."""
-    alice, alice_too, bob = connect(server["url"], "alice"), connect(server["url"], "alice"), connect(server["url"], "bob")
+    alice, alice_too, bob = (connect(server["url"], name) for name in ("alice", "alice", "bob"))
     first = alice.submit(BATTERY_Q, [], "", 0.5, 20, 5, api_name="/chat")
     while first.status().code.name not in ("PROCESSING", "ITERATING"):
         assert not first.done(), first.result()
         time.sleep(0.05)
-    second = alice_too.submit("What does the staff cafeteria serve on Fridays?", [], "", 0.5, 20, 5, api_name="/chat")
+    cafeteria = "What does the staff cafeteria serve on Fridays?"
+    second = alice_too.submit(cafeteria, [], "", 0.5, 20, 5, api_name="/chat")
     with pytest.raises(Exception, match="429 Too Many Requests"):
         second.result()
     chat = next(d["id"] for d in alice.config["dependencies"] if d.get("api_name") == "chat")
     with login(server["url"], "alice") as raw:  # what a browser is shown
-        refused = raw.post("gradio_api/queue/join", json={"data": ["Anything?", [], "", 0.5, 20, 5], "fn_index": chat,
-                                                         "session_hash": "another-tab-of-alice"})
+        refused = raw.post("gradio_api/queue/join", json={"data": ["Anything?", [], "", 0.5, 20, 5],
+                                                         "fn_index": chat, "session_hash": "another-tab-of-alice"})
         assert refused.status_code == 429
         assert refused.json()["detail"].startswith("You already have 1 question waiting or being answered")
-    theirs = bob.submit("What does the staff cafeteria serve on Fridays?", [], "", 0.5, 20, 5, api_name="/chat")
+    theirs = bob.submit(cafeteria, [], "", 0.5, 20, 5, api_name="/chat")
 
-    stolen = {"session_hash": alice.session_hash, "fn_index": chat, "event_id": "any"}  # cancels by session and fn
+    # Gradio cancels by session and function.
+    stolen = {"session_hash": alice.session_hash, "fn_index": chat, "event_id": "any"}
     with httpx.Client(base_url=server["url"], cookies=bob.cookies, timeout=30) as raw:
         assert raw.post("gradio_api/cancel", json=stolen).status_code == 403
         assert raw.get(f"gradio_api/heartbeat/{alice.session_hash}").status_code == 403
-        assert raw.get("gradio_api/queue/data", params={"session_hash": alice.session_hash}).status_code == 403
+        listening = raw.get("gradio_api/queue/data", params={"session_hash": alice.session_hash})
+        assert listening.status_code == 403
     reply = first.result()
     assert "61" in json.dumps(reply), reply
     assert "vegetarian" in json.dumps(theirs.result()).lower()
@@ -131,7 +134,7 @@ def test_uploads_are_capped_and_leave_no_temp_copy(server, tmp_path):
         assert not list(temp.rglob("big.txt"))
         with note.open("rb") as file:
             [path] = alice.post("gradio_api/upload", files={"files": ("kiln.md", file)}).json()
-        assert alice.get(f"gradio_api/file={path}").status_code == 200  # an upload is fetchable while it waits
+        assert alice.get(f"gradio_api/file={path}").status_code == 200  # fetchable while it waits
         report, *_ = connect(server["url"], "alice").predict([handle_file(str(note))], api_name="/upload")
         assert "1 indexed" in report, report
         assert not list(temp.rglob("kiln.md"))
