@@ -82,7 +82,8 @@ def sentence_vectors(texts: list[str], settings: Settings) -> dict[str, np.ndarr
         if set(stored["keys"]) >= {key(t) for t in texts}:
             return dict(zip(stored["keys"], stored["vectors"]))
     print(f"embedding {len(texts)} sentences once (cached in {cache})", flush=True)
-    vectors = np.asarray(build_embedding(settings).get_text_embedding_batch(texts, show_progress=True), dtype=np.float32)
+    embedded = build_embedding(settings).get_text_embedding_batch(texts, show_progress=True)
+    vectors = np.asarray(embedded, dtype=np.float32)
     ROOT.mkdir(parents=True, exist_ok=True)
     np.savez(cache, keys=np.array([key(t) for t in texts]), vectors=vectors)
     return dict(zip((key(t) for t in texts), vectors))
@@ -98,7 +99,8 @@ class SentenceMeanEmbedding(BaseEmbedding):
         self._vectors = vectors
 
     def _vector(self, text: str) -> list[float]:
-        found = [self._vectors[k] for s in _SENTENCE.split(text) if (k := key(s.strip().lstrip("#").strip())) in self._vectors]
+        keys = [key(s.strip().lstrip("#").strip()) for s in _SENTENCE.split(text)]
+        found = [self._vectors[k] for k in keys if k in self._vectors]
         mean = np.mean(found, axis=0) if found else np.ones(next(iter(self._vectors.values())).shape)
         return (mean / np.linalg.norm(mean)).tolist()
 
@@ -116,7 +118,8 @@ def write_report(path: Path, number: int, pool: list[str]) -> None:
     pick = random.Random(number)
     parts = [f"# Test report {number}\n"]
     for section in range(SECTIONS_PER_DOC):
-        parts.append(f"## Finding {number}.{section}\n\n" + " ".join(pick.sample(pool, SENTENCES_PER_SECTION)) + "\n")
+        sentences = " ".join(pick.sample(pool, SENTENCES_PER_SECTION))
+        parts.append(f"## Finding {number}.{section}\n\n" + sentences + "\n")
     path.write_text("\n".join(parts), encoding="utf-8")
 
 
@@ -163,7 +166,7 @@ def add_one(settings: Settings, pool: list[str], stand_in: BaseEmbedding) -> dic
 
 
 def percentiles(ms: list[float]) -> dict:
-    return {"p50_ms": round(float(np.percentile(ms, 50)), 1), "p95_ms": round(float(np.percentile(ms, 95)), 1)}
+    return {f"p{q}_ms": round(float(np.percentile(ms, q)), 1) for q in (50, 95)}
 
 
 def latency(storage: str, chroma_url: str, queries: int) -> dict:
@@ -190,12 +193,13 @@ def latency(storage: str, chroma_url: str, queries: int) -> dict:
         times["rerank"].append((time.perf_counter() - clock) * 1000)
         times["retrieve+rerank"].append(times["hybrid"][-1] + times["rerank"][-1])
     return {name: percentiles(ms) for name, ms in times.items()} | {
-        "queries": len(questions), "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)}
+        "queries": len(questions),
+        "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)}
 
 
 def measured_in_a_fresh_process(settings: Settings, queries: int, chroma_url: str = "") -> dict:
-    command = [sys.executable, __file__, "--latency-of", str(settings.storage_dir), "--chroma-url", chroma_url,
-               "--queries", str(queries)]
+    command = [sys.executable, __file__, "--latency-of", str(settings.storage_dir),
+               "--chroma-url", chroma_url, "--queries", str(queries)]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -206,7 +210,8 @@ def chroma_server(path: Path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     chroma = Path(sys.executable).with_name("chroma")
-    process = subprocess.Popen([str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+    arguments = [str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)]
+    process = subprocess.Popen(arguments,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env=dict(os.environ, ANONYMIZED_TELEMETRY="False"))
     deadline = time.monotonic() + 120
@@ -246,7 +251,8 @@ def main() -> None:
     results = {"sentences": len(pool), "stores": str(STORES)}
     for size in map(int, args.sizes.split(",")):
         settings, built = build(size, pool, stand_in)
-        figures = {"build": built, "add_one": add_one(settings, pool, stand_in), "disk": size_on_disk(settings),
+        figures = {"build": built, "add_one": add_one(settings, pool, stand_in),
+                   "disk": size_on_disk(settings),
                    "on_disk": measured_in_a_fresh_process(settings, args.queries)}
         server, url = chroma_server(Store(settings).chroma_dir)
         try:

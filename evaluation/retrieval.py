@@ -27,7 +27,8 @@ STAGES = ("dense", "bm25", "hybrid", "rerank")  # pipeline order; rerank is what
 
 
 def ranked(nodes: list[NodeWithScore]) -> list[tuple[str, str, dict]]:
-    return [(n.node.node_id, n.node.get_content(metadata_mode=MetadataMode.NONE), n.node.metadata) for n in nodes]
+    return [(n.node.node_id, n.node.get_content(metadata_mode=MetadataMode.NONE), n.node.metadata)
+            for n in nodes]
 
 
 def evaluate_stages(
@@ -78,7 +79,8 @@ def with_overrides(settings: Settings, overrides: dict[str, str]) -> Settings:
         section = getattr(copy, section_name, None)
         if section is None or key not in type(section).model_fields:
             new = renamed(dotted)
-            raise ValueError(f"--vary {dotted}: {dotted} is now {new}" if new else f"unknown setting {dotted!r}")
+            raise ValueError(f"--vary {dotted}: {dotted} is now {new}" if new
+                             else f"unknown setting {dotted!r}")
         try:
             setattr(copy, section_name, type(section).model_validate(section.model_dump() | {key: value}))
         except ValidationError as error:
@@ -105,8 +107,8 @@ def evaluate_retrieval(
 
     qa = [item for item in qa if item.get("answerable", True) and item.get("evidence")]
     if not qa:
-        raise ValueError("no answerable question of the QA file has evidence, which retrieval is scored against "
-                         "(docs/FORMATS.md, QA item)")
+        raise ValueError("no answerable question of the QA file has evidence, which retrieval is "
+                         "scored against (docs/FORMATS.md, QA item)")
     combos = variants(vary or [])
     if combos != [{}] and not corpus:
         raise ValueError("--vary needs --corpus: each variant ingests the corpus into its own store")
@@ -121,7 +123,8 @@ def evaluate_retrieval(
                 report = ingest(corpus, current, progress=progress)
                 if report.failed:
                     failed = "; ".join(f"{f['file']}: {f['reason']}" for f in report.failed[:3])
-                    raise ValueError(f"{label(overrides)}: {len(report.failed)} files of --corpus failed to ingest ({failed})")
+                    raise ValueError(f"{label(overrides)}: {len(report.failed)} files of --corpus failed "
+                                     f"to ingest ({failed})")
             elif collection(current).count() == 0:
                 raise ValueError("no documents are indexed: run `ragqa ingest` or pass --corpus")
             results[label(overrides)] = {}

@@ -18,12 +18,15 @@ from rag.settings import Settings
 from rag.store import Store, collection, document_ids, stored_nodes, vector_store
 
 
-def metadata_filters(docs: list[str] | None = None, where: dict[str, str] | None = None) -> MetadataFilters | None:
+def metadata_filters(
+    docs: list[str] | None = None, where: dict[str, str] | None = None
+) -> MetadataFilters | None:
     """Restrict retrieval to these documents (ids as ingested) and to chunks whose header fields
     equal the given values (e.g. {"Region": "Europe"}), all conditions together; None when there
     is no condition."""
     filters = [MetadataFilter(key="doc", value=list(docs), operator=FilterOperator.IN)] if docs else []
-    filters += [MetadataFilter(key=key, value=value, operator=FilterOperator.EQ) for key, value in (where or {}).items()]
+    filters += [MetadataFilter(key=key, value=value, operator=FilterOperator.EQ)
+                for key, value in (where or {}).items()]
     return MetadataFilters(filters=filters) if filters else None
 
 
@@ -64,7 +67,8 @@ def check_filters(settings: Settings, docs: list[str], where: dict[str, str]) ->
     for key, value in where.items():
         if not matches({key: value}):
             values = sorted({str(m[key]) for m in chunks.get(include=["metadatas"])["metadatas"] if key in m})
-            known = f"its values: {', '.join(values[:10])}" if values else f"no document has a header field {key!r}"
+            known = (f"its values: {', '.join(values[:10])}" if values
+                     else f"no document has a header field {key!r}")
             raise FilterError(f"no indexed document has {key}={value} ({known})")
     conditions = ([{"doc": {"$in": list(docs)}}] if docs else []) + [{k: v} for k, v in where.items()]
     if len(conditions) > 1 and not matches({"$and": conditions}):
@@ -72,7 +76,8 @@ def check_filters(settings: Settings, docs: list[str], where: dict[str, str]) ->
 
 
 def dense_retriever(
-    settings: Settings, embedding: BaseEmbedding, top_n: int | None = None, filters: MetadataFilters | None = None
+    settings: Settings, embedding: BaseEmbedding, top_n: int | None = None,
+    filters: MetadataFilters | None = None,
 ) -> BaseRetriever:
     index = VectorStoreIndex.from_vector_store(vector_store(settings), embed_model=embedding)
     return index.as_retriever(similarity_top_k=top_n or settings.retrieval.retrieve_k, filters=filters)
@@ -100,7 +105,9 @@ def bm25_retriever(
 ) -> BaseRetriever | None:
     """BM25 over the lexical index, or None before anything was indexed."""
     index = lexical_index(settings)
-    return LexicalRetriever(index, top_n or settings.retrieval.retrieve_k, filters) if index.exists() else None
+    if not index.exists():
+        return None
+    return LexicalRetriever(index, top_n or settings.retrieval.retrieve_k, filters)
 
 
 def hybrid_retriever(
