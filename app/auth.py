@@ -24,7 +24,8 @@ def hash_password(password: str, salt: bytes | None = None, iterations: int = _I
     """'pbkdf2_sha256$ITERATIONS$SALT$HASH' (salt and hash in base64)."""
     salt = salt or secrets.token_bytes(16)
     digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
-    return "$".join([_SCHEME, str(iterations), base64.b64encode(salt).decode(), base64.b64encode(digest).decode()])
+    return "$".join([_SCHEME, str(iterations), base64.b64encode(salt).decode(),
+                     base64.b64encode(digest).decode()])
 
 
 def check_password(users: dict[str, str], user: str, password: str) -> bool:

@@ -9,12 +9,22 @@ from typing import Annotated, Optional
 
 import typer
 
-from app.cli_common import Commands, ConfigOption, PortRange, check_port, fail, say_config, settings_from, writable_file
+from app.cli_common import (
+    Commands,
+    ConfigOption,
+    PortRange,
+    check_port,
+    fail,
+    say_config,
+    settings_from,
+    writable_file,
+)
 from app.eval_cli import eval_app, report
 from app.init_cli import init
 from app.train_cli import qa_app, train_app
 
-app = typer.Typer(cls=Commands, add_completion=False, no_args_is_help=True, help="Reference-aligned QA over your documents, offline.")
+app = typer.Typer(cls=Commands, add_completion=False, no_args_is_help=True,
+                  help="Reference-aligned QA over your documents, offline.")
 app.add_typer(eval_app, name="eval")
 app.add_typer(qa_app, name="qa")
 app.add_typer(train_app, name="train")
@@ -197,7 +207,9 @@ def chat(doc: DocOption = None, where: WhereOption = None, config: ConfigOption 
 @app.command()
 def serve(
     port: Annotated[Optional[int], typer.Option(help="Port (default: ui.port, 7860).", **PortRange)] = None,
-    host: Annotated[Optional[str], typer.Option(help="Address to bind (default: ui.host, 127.0.0.1).")] = None,
+    host: Annotated[
+        Optional[str], typer.Option(help="Address to bind (default: ui.host, 127.0.0.1).")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Start the UI (on 127.0.0.1 unless configured; with a login when ui.users is set). The
@@ -220,7 +232,8 @@ def embed_server(
     port: Annotated[int, typer.Option(help="Port to listen on.", **PortRange)] = 7997,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     backend: Annotated[
-        Optional[str], typer.Option(help="torch or onnx (default: embedding.backend; onnx when that is server).")
+        Optional[str],
+        typer.Option(help="torch or onnx (default: embedding.backend; onnx when that is server)."),
     ] = None,
     config: ConfigOption = None,
 ) -> None:
@@ -247,8 +260,10 @@ def embed_server(
         fail(error)
     tokenizer = Tokenizer.from_file(str(settings.embedding_path / "tokenizer.json"))
     # Count the tokens the model reads: the embedder truncates to its window.
-    tokenizer.enable_truncation(embedding.max_tokens if isinstance(embedding, OnnxEmbedding) else embedding.max_length)
-    served = build_app(embedding, settings.embedding.server.model, lambda text: len(tokenizer.encode(text).ids))
+    tokenizer.enable_truncation(
+        embedding.max_tokens if isinstance(embedding, OnnxEmbedding) else embedding.max_length)
+    served = build_app(embedding, settings.embedding.server.model,
+                       lambda text: len(tokenizer.encode(text).ids))
     uvicorn.run(served, host=host, port=port, log_level="warning")
 
 

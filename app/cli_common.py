@@ -17,7 +17,8 @@ from rag.settings import Settings, load_settings
 
 ConfigOption = Annotated[
     Optional[Path],
-    typer.Option("--config", help="Settings TOML (default: $RAGQA_CONFIG, else ./ragqa.toml, else the shipped one)."),
+    typer.Option("--config", help="Settings TOML (default: $RAGQA_CONFIG, else ./ragqa.toml, "
+                                  "else the shipped one)."),
 ]
 PortRange = {"min": 1, "max": 65535}
 
@@ -43,7 +44,8 @@ class Commands(TyperGroup):
             reason = storage_failure(error)
             if reason is None:
                 raise
-            fail(OSError(f"cannot write {error.filename or 'to storage'}: {reason} ({error.strerror or error})"))
+            fail(OSError(f"cannot write {error.filename or 'to storage'}: "
+                         f"{reason} ({error.strerror or error})"))
 
 
 def settings_from(config: Path | None) -> Settings:
@@ -67,7 +69,8 @@ def check_port(host: str, port: int) -> None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
             sock.bind(address)
     except OSError as error:
-        reason = "is in use" if error.errno == errno.EADDRINUSE else f"cannot be used ({error.strerror or error})"
+        reason = ("is in use" if error.errno == errno.EADDRINUSE
+                  else f"cannot be used ({error.strerror or error})")
         fail(OSError(f"port {port} on {host} {reason}: choose another with --port"))
 
 

@@ -5,9 +5,10 @@ stack (it pins numpy<2 and click<8.2).
 
 The server embeds the texts exactly as sent: the clients add the e5 prefixes, as they do for
 vLLM or TEI, so no text is prefixed twice. Like the local embedders it reads an input's first
-512 tokens (the model's window), and `usage` counts the tokens it read. A request it will not serve gets OpenAI's
-error body, `{"error": {"message", "type", "param", "code"}}`: too many inputs (413), an input
-too long, `dimensions` other than the model's, a malformed body (400), another model (404).
+512 tokens (the model's window), and `usage` counts the tokens it read. A request it will not
+serve gets OpenAI's error body, `{"error": {"message", "type", "param", "code"}}`: too many
+inputs (413), an input too long, `dimensions` other than the model's, a malformed body (400),
+another model (404).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class Refused(Exception):
         self.status, self.message, self.param, self.code = status, message, param, code
 
     def response(self) -> JSONResponse:
-        error = {"message": self.message, "type": "invalid_request_error", "param": self.param, "code": self.code}
+        error = {"message": self.message, "type": "invalid_request_error", "param": self.param,
+                 "code": self.code}
         return JSONResponse({"error": error}, status_code=self.status)
 
 
@@ -69,18 +71,18 @@ def build_app(embedding: BaseEmbedding, model_name: str, count_tokens) -> FastAP
     @app.post("/v1/embeddings")
     def embeddings(request: EmbeddingRequest) -> dict:
         if request.model != model_name:
-            raise Refused(404, f"model {request.model!r} is not served here; this server serves {model_name!r}",
-                          "model", "model_not_found")
+            raise Refused(404, f"model {request.model!r} is not served here; "
+                          f"this server serves {model_name!r}", "model", "model_not_found")
         texts = [request.input] if isinstance(request.input, str) else request.input
         if not texts:
             raise Refused(400, "input is empty: give a text or a list of texts", "input")
         if len(texts) > MAX_INPUTS:
-            raise Refused(413, f"{len(texts)} inputs in one request; at most {MAX_INPUTS}: send them in batches",
-                          "input")
+            raise Refused(413, f"{len(texts)} inputs in one request; at most {MAX_INPUTS}: "
+                          "send them in batches", "input")
         long = next((i for i, text in enumerate(texts) if len(text) > MAX_INPUT_CHARS), None)
         if long is not None:
-            raise Refused(400, f"input {long} has {len(texts[long]):,} characters; at most {MAX_INPUT_CHARS:,} "
-                          "(the model reads the first 512 tokens)", "input")
+            raise Refused(400, f"input {long} has {len(texts[long]):,} characters; "
+                          f"at most {MAX_INPUT_CHARS:,} (the model reads the first 512 tokens)", "input")
         if request.dimensions not in (None, size):
             raise Refused(400, f"this model's vectors have {size} dimensions and cannot be shortened to "
                           f"{request.dimensions}: leave dimensions out", "dimensions")

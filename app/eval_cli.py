@@ -10,10 +10,15 @@ import typer
 
 from app.cli_common import ConfigOption, fail, settings_from
 
-eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval, answers, references; reports in storage/reports.")
+eval_app = typer.Typer(no_args_is_help=True,
+                       help="Evaluate retrieval, answers, references; reports in storage/reports.")
 
-QAOption = Annotated[Path, typer.Option("--qa", exists=True, dir_okay=False, help="QA file (JSON Lines, docs/FORMATS.md).")]
-RunArgument = Annotated[Path, typer.Argument(exists=True, file_okay=False, help="A run folder under storage/reports.")]
+QAOption = Annotated[
+    Path, typer.Option("--qa", exists=True, dir_okay=False, help="QA file (JSON Lines, docs/FORMATS.md).")
+]
+RunArgument = Annotated[
+    Path, typer.Argument(exists=True, file_okay=False, help="A run folder under storage/reports.")
+]
 
 
 def _done(path: Path) -> None:
@@ -24,9 +29,20 @@ def _done(path: Path) -> None:
 @eval_app.command()
 def retrieval(
     qa: QAOption,
-    n: Annotated[Optional[list[int]], typer.Option("--n", help="Chunks retrieved per stage (repeatable; default retrieval.retrieve_k).")] = None,
-    vary: Annotated[Optional[list[str]], typer.Option("--vary", help="SECTION.KEY=V1,V2: one store per value, e.g. headers.enabled=true,false (repeatable: cross product; needs --corpus).")] = None,
-    corpus: Annotated[Optional[list[Path]], typer.Option("--corpus", exists=True, help="Ingest this folder into a fresh store per variant instead of using the configured store.")] = None,
+    n: Annotated[
+        Optional[list[int]],
+        typer.Option("--n", help="Chunks retrieved per stage (repeatable; default retrieval.retrieve_k)."),
+    ] = None,
+    vary: Annotated[
+        Optional[list[str]],
+        typer.Option("--vary", help="SECTION.KEY=V1,V2: one store per value, e.g. headers.enabled=true,false "
+                                    "(repeatable: cross product; needs --corpus)."),
+    ] = None,
+    corpus: Annotated[
+        Optional[list[Path]],
+        typer.Option("--corpus", exists=True, help="Ingest this folder into a fresh store per variant "
+                                                   "instead of using the configured store."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """MAP/Success@1,5,10, MRR and evidence metrics per stage: dense, bm25, hybrid, rerank."""
@@ -41,11 +57,15 @@ def retrieval(
 @eval_app.command()
 def answers(
     qa: QAOption,
-    no_rag: Annotated[bool, typer.Option("--no-rag", help="The same LLM without documents (the paper's baseline).")] = False,
+    no_rag: Annotated[
+        bool, typer.Option("--no-rag", help="The same LLM without documents (the paper's baseline).")
+    ] = False,
     judge: Annotated[bool, typer.Option("--judge", help="Grade the answers with the LLM judge.")] = False,
     ragas: Annotated[bool, typer.Option("--ragas", help="Score the answers with RAGAS.")] = False,
     limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N questions.")] = None,
-    resume: Annotated[Optional[Path], typer.Option(exists=True, file_okay=False, help="Continue this interrupted run.")] = None,
+    resume: Annotated[
+        Optional[Path], typer.Option(exists=True, file_okay=False, help="Continue this interrupted run.")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Answer every question; refusal accuracy, and judge grades / RAGAS scores if asked."""
@@ -59,9 +79,16 @@ def answers(
 
 @eval_app.command("judge")
 def judge_command(
-    run: Annotated[Optional[Path], typer.Argument(exists=True, file_okay=False, help="Answers run to grade (1-5 per criterion).")] = None,
-    a: Annotated[Optional[Path], typer.Option("--a", exists=True, file_okay=False, help="Answers run A (pairwise).")] = None,
-    b: Annotated[Optional[Path], typer.Option("--b", exists=True, file_okay=False, help="Answers run B (pairwise).")] = None,
+    run: Annotated[
+        Optional[Path],
+        typer.Argument(exists=True, file_okay=False, help="Answers run to grade (1-5 per criterion)."),
+    ] = None,
+    a: Annotated[
+        Optional[Path], typer.Option("--a", exists=True, file_okay=False, help="Answers run A (pairwise).")
+    ] = None,
+    b: Annotated[
+        Optional[Path], typer.Option("--b", exists=True, file_okay=False, help="Answers run B (pairwise).")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Grade one answers run, or compare two (--a RUN --b RUN): win/tie/lose of A, both orders."""
@@ -79,7 +106,10 @@ def judge_command(
 @eval_app.command("ragas")
 def ragas_command(
     run: RunArgument,
-    metric: Annotated[Optional[list[str]], typer.Option("--metric", help="Only these metrics (repeatable), e.g. faithfulness, rouge.")] = None,
+    metric: Annotated[
+        Optional[list[str]],
+        typer.Option("--metric", help="Only these metrics (repeatable), e.g. faithfulness, rouge."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """RAGAS metrics (faithfulness, answer_relevancy, context_precision, context_recall,
@@ -95,8 +125,14 @@ def ragas_command(
 
 @eval_app.command()
 def references(
-    gold: Annotated[Path, typer.Option("--gold", exists=True, dir_okay=False, help="Reference gold file (JSON Lines).")],
-    vary: Annotated[Optional[list[str]], typer.Option("--vary", help="SECTION.KEY=V1,V2: one run per value, side by side, e.g. support.method=learned,llm (repeatable: cross product).")] = None,
+    gold: Annotated[
+        Path, typer.Option("--gold", exists=True, dir_okay=False, help="Reference gold file (JSON Lines).")
+    ],
+    vary: Annotated[
+        Optional[list[str]],
+        typer.Option("--vary", help="SECTION.KEY=V1,V2: one run per value, side by side, "
+                                    "e.g. support.method=learned,llm (repeatable: cross product)."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Reference matcher alone: sentence precision, coverage, threshold curve, latency."""
@@ -110,7 +146,9 @@ def references(
 
 def report(
     run_a: RunArgument,
-    run_b: Annotated[Optional[Path], typer.Argument(exists=True, file_okay=False, help="Second run: compare A and B.")] = None,
+    run_b: Annotated[
+        Optional[Path], typer.Argument(exists=True, file_okay=False, help="Second run: compare A and B.")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Rewrite a run's report.md, or compare two runs side by side."""

@@ -13,17 +13,26 @@ import typer
 from app.cli_common import ConfigOption, fail, settings_from
 
 
-BASELINE_ANSWERS = ("n_questions", "answered_when_answerable", "right_when_answerable", "mean_supported_share", "p50_total_ms")
+BASELINE_ANSWERS = ("n_questions", "answered_when_answerable", "right_when_answerable",
+                    "mean_supported_share", "p50_total_ms")
 
 
 def init(
     directory: Annotated[Path, typer.Argument(help="The fork's folder (created).")],
     docs: Annotated[list[Path], typer.Option("--docs", help="The document folder (or files); repeatable.")],
     sample: Annotated[int, typer.Option(help="Files read by the survey, spread over formats.")] = 20,
-    evaluate: Annotated[bool, typer.Option("--evaluate", help="Also ingest, generate QA and print a baseline.")] = False,
-    questions: Annotated[int, typer.Option(help="With --evaluate: chunks the LLM writes questions for.")] = 10,
-    answers: Annotated[int, typer.Option(help="With --evaluate: generated questions answered end to end.")] = 5,
-    force: Annotated[bool, typer.Option("--force", help="Write the config again (edited prompts are kept).")] = False,
+    evaluate: Annotated[
+        bool, typer.Option("--evaluate", help="Also ingest, generate QA and print a baseline.")
+    ] = False,
+    questions: Annotated[
+        int, typer.Option(help="With --evaluate: chunks the LLM writes questions for.")
+    ] = 10,
+    answers: Annotated[
+        int, typer.Option(help="With --evaluate: generated questions answered end to end.")
+    ] = 5,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write the config again (edited prompts are kept).")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Write a fork's config, prompts and folders, with header fields, PDF strategy and chunk
@@ -39,7 +48,8 @@ def init(
     docs = [p.resolve() for p in docs]
     try:
         found = survey(docs, sample, _tokens_per_char(template.embedding_path))
-        path = write_fork(directory, render_config(fork_overrides(found, template.models_dir), survey_notes(found, docs)), force)
+        rendered = render_config(fork_overrides(found, template.models_dir), survey_notes(found, docs))
+        path = write_fork(directory, rendered, force)
     except (ValueError, FileExistsError) as error:
         fail(error)
     _print_survey(found)
@@ -105,7 +115,8 @@ def _baseline(config: Path, docs: list[Path], questions: int, answers: int) -> N
     del generator  # the answers run loads its own LLM, with the answer's token budget
     retrieval = run_retrieval(settings, qa, name="baseline-retrieval")
     for stage, figures in Run.open(retrieval).metrics()["stages"].items():
-        typer.echo(f"  {stage:7s} " + "  ".join(f"{k} {v:.3f}" for k, v in figures.items() if isinstance(v, float)))
+        shown = "  ".join(f"{k} {v:.3f}" for k, v in figures.items() if isinstance(v, float))
+        typer.echo(f"  {stage:7s} " + shown)
     typer.echo(str(retrieval))
     if answers:
         run = run_answers(settings, qa, limit=answers, name="baseline-answers")

@@ -182,8 +182,9 @@ class Guard:
         refusal = self._foreign_session(request, data, user)
         question = self._question(path, data, user) if refusal is None else None
         if question is not None and self._pending(question) >= self.max_questions:
-            refusal = 429, (f"You already have {self.max_questions} question{'s' * (self.max_questions > 1)} "
-                            "waiting or being answered, as many as one login may: ask again when one is done.")
+            refusal = 429, (f"You already have {self.max_questions} "
+                            f"question{'s' * (self.max_questions > 1)} waiting or being answered, "
+                            "as many as one login may: ask again when one is done.")
         if refusal is not None:
             await JSONResponse({"detail": refusal[1]}, refusal[0])(scope, receive, send)
             return
@@ -199,7 +200,8 @@ class Guard:
     def _with_csp(self, send: Send) -> Send:
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), (b"content-security-policy", _CSP.encode())]
+                message["headers"] = [*message.get("headers", []),
+                                      (b"content-security-policy", _CSP.encode())]
             await send(message)
 
         return sending
@@ -221,7 +223,8 @@ class Guard:
             owner = self.owners.setdefault(session, user)
             self.owners.move_to_end(session)
             if owner != user:
-                logger.warning("refused: login %r named a session of login %r (%s)", user, owner, request.url.path)
+                logger.warning("refused: login %r named a session of login %r (%s)",
+                               user, owner, request.url.path)
                 return 403, "This session belongs to another login."
         while len(self.owners) > _MAX_SESSIONS:
             self.owners.popitem(last=False)
@@ -229,7 +232,8 @@ class Guard:
         for event_id in events:
             event = queued.get(event_id)
             if event is not None and event.username != user:
-                logger.warning("refused: login %r named an event of login %r (%s)", user, event.username, request.url.path)
+                logger.warning("refused: login %r named an event of login %r (%s)",
+                               user, event.username, request.url.path)
                 return 403, "This answer belongs to another login."
         return None
 
@@ -250,7 +254,8 @@ class Guard:
         """The questions `key` has waiting in Gradio's queue, being answered, or on their way in."""
         return self.joining[key] + sum(
             1 for event in _queued_events(self.demo)
-            if event.concurrency_id == ANSWERS and (event.username if self.users else event.session_hash) == key
+            if event.concurrency_id == ANSWERS
+            and (event.username if self.users else event.session_hash) == key
         )
 
     async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -265,7 +270,8 @@ class Guard:
         keys = [f"user {name!r}", f"address {address}"]
         wait = self.throttle.locked_for(keys, time.monotonic())
         if wait > 0:
-            logger.warning("login refused, locked for %d s more: user %r from %s", math.ceil(wait), name, address)
+            logger.warning("login refused, locked for %d s more: user %r from %s",
+                           math.ceil(wait), name, address)
             # 400, as for a wrong password: the login page shows its message for that status only
             detail = f"Too many failed logins: locked for {math.ceil(wait)} s."
             await JSONResponse({"detail": detail}, 400)(scope, receive, send)

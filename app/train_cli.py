@@ -16,9 +16,15 @@ train_app = typer.Typer(no_args_is_help=True, help="Fine-tune models on generate
 
 @qa_app.command()
 def generate(
-    out: Annotated[Optional[Path], typer.Option(help="QA file to write (appended; default storage/qa/generated.jsonl).")] = None,
-    limit: Annotated[Optional[int], typer.Option(min=1, help="At most N chunks, spread evenly over the corpus.")] = None,
-    doc: Annotated[Optional[list[str]], typer.Option("--doc", help="Only this document (repeatable).")] = None,
+    out: Annotated[
+        Optional[Path], typer.Option(help="QA file to write (appended; default storage/qa/generated.jsonl).")
+    ] = None,
+    limit: Annotated[
+        Optional[int], typer.Option(min=1, help="At most N chunks, spread evenly over the corpus.")
+    ] = None,
+    doc: Annotated[
+        Optional[list[str]], typer.Option("--doc", help="Only this document (repeatable).")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Ask the LLM for questions each stored chunk answers (resumes an interrupted run)."""
@@ -39,7 +45,9 @@ def generate(
 
 @qa_app.command()
 def mine(
-    out: Annotated[Optional[Path], typer.Option(help="QA file to write (default storage/qa/mined.jsonl).")] = None,
+    out: Annotated[
+        Optional[Path], typer.Option(help="QA file to write (default storage/qa/mined.jsonl).")
+    ] = None,
     per_chunk: Annotated[int, typer.Option(help="Sentence questions per chunk.")] = 2,
     seed: Annotated[int, typer.Option(help="Same store and seed: same questions.")] = 13,
     config: ConfigOption = None,
@@ -97,8 +105,14 @@ def _train(kind: str, qa: list[dict], out: Path | None, recipe, config: Path | N
     typer.echo(str(out))
 
 
-QAFile = Annotated[Path, typer.Option("--qa", exists=True, dir_okay=False, help="Generated QA (ragqa qa generate) against this store.")]
-OutOption = Annotated[Optional[Path], typer.Option(help="Model folder (default storage/models/<reranker|retriever>).")]
+QAFile = Annotated[
+    Path,
+    typer.Option("--qa", exists=True, dir_okay=False,
+                 help="Generated QA (ragqa qa generate) against this store."),
+]
+OutOption = Annotated[
+    Optional[Path], typer.Option(help="Model folder (default storage/models/<reranker|retriever>).")
+]
 EpochsOption = Annotated[int, typer.Option(help="Passes over the training pairs.")]
 
 

@@ -30,7 +30,8 @@ def gold_chunk_ids(settings, qa: list[dict[str, Any]]) -> dict[str, list[str]]:
     out = {}
     for item in qa:
         need = [item["evidence"][j] for j in required(item.get("evidence", []))]
-        out[item["id"]] = [cid for cid, text, meta in chunks if any(satisfies(e, text, meta, cid) for e in need)]
+        out[item["id"]] = [cid for cid, text, meta in chunks
+                           if any(satisfies(e, text, meta, cid) for e in need)]
     return out
 
 
@@ -39,7 +40,8 @@ def reference_answer(item: dict[str, Any]) -> tuple[str | None, str | None]:
     (what a correct answer must state), else None."""
     if item.get("answer"):
         return item["answer"], "answer"
-    texts = [item["evidence"][j]["text"] for j in required(item.get("evidence", [])) if item["evidence"][j].get("text")]
+    evidence = item.get("evidence", [])
+    texts = [evidence[j]["text"] for j in required(evidence) if evidence[j].get("text")]
     return (" ".join(texts), "evidence") if texts else (None, None)
 
 
@@ -64,7 +66,8 @@ def answer_questions(
     for item in tqdm(todo, desc="answering", unit="q", disable=not progress):
         started = time.perf_counter()
         if no_rag:
-            text = pipeline.llm.complete(no_rag_prompt.format(question=item["question"], refusal=settings.answer.refusal)).text.strip()
+            prompt = no_rag_prompt.format(question=item["question"], refusal=settings.answer.refusal)
+            text = pipeline.llm.complete(prompt).text.strip()
             answer = {"answer": text, "answerable": not is_refusal(text, settings.answer.refusal),
                       "segments": [], "sources": [], "timings_ms": {}}
         else:
@@ -134,7 +137,8 @@ def refusal_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answered_when_answerable": rate(sum(r["answered"] for r in answerable), len(answerable)),
         "right_when_answerable": rate(sum(ok for _, ok in checked), len(checked)),
         "n_checked": len(checked),
-        "supported_but_wrong": sum(1 for r, ok in checked if r["answered"] and not ok and (r["supported_share"] or 0) > 0),
+        "supported_but_wrong": sum(1 for r, ok in checked
+                                   if r["answered"] and not ok and (r["supported_share"] or 0) > 0),
         "mean_supported_share": round(sum(shares) / len(shares), 4) if shares else None,
         "p50_total_ms": round(median(totals), 1) if totals else None,
     }

@@ -37,7 +37,8 @@ _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
 # Korean particles and endings that follow a word without a space (longest first).
 _PARTICLES = sorted(
-    "은 는 이 가 을 를 에 에서 에게 의 로 으로 와 과 도 만 이다 입니다 였다 이었다 였습니다 까지 부터 처럼 보다 이며 였고".split(),
+    ("은 는 이 가 을 를 에 에서 에게 의 로 으로 와 과 도 만 "
+     "이다 입니다 였다 이었다 였습니다 까지 부터 처럼 보다 이며 였고").split(),
     key=len, reverse=True,
 )
 _STOP = set(
@@ -138,7 +139,8 @@ def states_answer(answer: str, reference: str) -> bool:
         said = polarity(answer)
         meant = (not _NEGATION.search(answer)) if said is None else said
         rest = _NO.sub("", _YES.sub("", reference)).strip(" ,.")
-        return meant is wanted_polarity or (said is None and bool(rest) and _states_value(answer, rest, words_too=True))
+        return meant is wanted_polarity or (
+            said is None and bool(rest) and _states_value(answer, rest, words_too=True))
     return _states_value(answer, reference)
 
 
@@ -147,9 +149,8 @@ def _states_value(answer: str, reference: str, words_too: bool = False) -> bool:
     wanted = figures(reference)
     if wanted:
         stated = figures(answer)
-        if not all(
-            any(abs(value - v) < 1e-9 and (unit is None or u == unit) for v, u in stated) for value, unit in wanted
-        ):
+        if not all(any(abs(value - v) < 1e-9 and (unit is None or u == unit) for v, u in stated)
+                   for value, unit in wanted):
             return False
         if not words_too:
             return True

@@ -20,7 +20,8 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
-def satisfies(evidence: dict[str, Any], chunk_text: str, metadata: dict[str, Any], chunk_id: str = "") -> bool:
+def satisfies(evidence: dict[str, Any], chunk_text: str, metadata: dict[str, Any],
+              chunk_id: str = "") -> bool:
     if evidence.get("doc") and evidence["doc"] != metadata.get("doc"):
         return False
     if evidence.get("chunk_id") and evidence["chunk_id"] != chunk_id:
@@ -77,7 +78,8 @@ class QAItem(BaseModel):
 
 
 def load_jsonl(
-    path: Path, required: tuple[str, ...], what: str, schema: type[BaseModel] | None = None, unique: str | None = None
+    path: Path, required: tuple[str, ...], what: str, schema: type[BaseModel] | None = None,
+    unique: str | None = None,
 ) -> list[dict[str, Any]]:
     """Read a JSON Lines file of objects that each have the `required` keys (and fit `schema`,
     with no two sharing their `unique` key); a malformed line, or a file with none, is a
@@ -106,7 +108,8 @@ def load_jsonl(
                 raise ValueError(f"{path}:{number}: {_problems(error)} (docs/FORMATS.md)") from None
         if unique is not None:
             if item[unique] in seen:
-                raise ValueError(f"{path}:{number}: {unique} {item[unique]!r} is already on line {seen[item[unique]]}")
+                raise ValueError(f"{path}:{number}: {unique} {item[unique]!r} "
+                                 f"is already on line {seen[item[unique]]}")
             seen[item[unique]] = number
         items.append(item)
     if not items:
@@ -117,7 +120,8 @@ def load_jsonl(
 def _problems(error: ValidationError) -> str:
     """`evidence[0].page: reason; ...`"""
     def where(loc: tuple) -> str:
-        return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".") or "the item"
+        text = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+        return text.lstrip(".") or "the item"
 
     return "; ".join(f"{where(e['loc'])}: {e['msg'].removeprefix('Value error, ')}" for e in error.errors())
 

@@ -105,7 +105,8 @@ class Judge:
         return None, reply
 
     def grade(self, question: str, reference: str | None, answer: str) -> dict[str, Any]:
-        prompt = self.grade_prompt.format(question=question, reference=reference or NO_REFERENCE, answer=answer)
+        prompt = self.grade_prompt.format(question=question, reference=reference or NO_REFERENCE,
+                                          answer=answer)
         grades, reply = self._ask(prompt, parse_grades)
         return grades if grades is not None else {"error": "malformed judge reply", "reply": reply[:500]}
 
@@ -144,7 +145,8 @@ class Judge:
 def summarise_grades(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean and distribution of each criterion over the graded rows."""
     graded = [row["judge"] for row in rows if "judge" in row and "error" not in row["judge"]]
-    out: dict[str, Any] = {"n_graded": len(graded), "n_failed": sum(1 for r in rows if "error" in r.get("judge", {}))}
+    failed = sum(1 for r in rows if "error" in r.get("judge", {}))
+    out: dict[str, Any] = {"n_graded": len(graded), "n_failed": failed}
     for criterion in CRITERIA:
         values = [g[criterion] for g in graded]
         out[criterion] = round(sum(values) / len(values), 3) if values else None

@@ -50,7 +50,8 @@ def question_metrics(
     first = next((r for r, rel in enumerate(relevant) if rel), None)
     out["mrr"] = 0.0 if first is None else 1.0 / (first + 1)
     covered_at = [next((r + 1 for r, row in enumerate(hits) if row[j]), None) for j in need]
-    out["evidence_recall@5"] = (sum(1 for r in covered_at if r is not None and r <= 5) / len(need)) if need else 0.0
+    found_by_5 = sum(1 for r in covered_at if r is not None and r <= 5)
+    out["evidence_recall@5"] = (found_by_5 / len(need)) if need else 0.0
     out["mean_evidence_rank"] = None if (not need or None in covered_at) else max(covered_at)
     out["bundle_coverage@5"] = float(bool(need) and all(r is not None and r <= 5 for r in covered_at))
     out["source_traceability"] = float(bool(located) and any(located[0][j] for j in need))

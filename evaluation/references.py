@@ -109,7 +109,8 @@ def evaluate_references(
         "by_threshold": [{"threshold": t} | rates(c) for t, c in curve.items()],
         "segments_per_answer": round(sum(len(r["segments"]) for r in rows) / max(len(rows), 1), 3),
         "p50_ms": round(median(times), 1) if times else None,
-        "p95_ms": round(quantiles(times, n=20)[-1], 1) if len(times) > 1 else (round(times[0], 1) if times else None),
+        "p95_ms": (round(quantiles(times, n=20)[-1], 1) if len(times) > 1
+                   else round(times[0], 1) if times else None),
         "pairs_scored": pairs_scored,
         "scorer": scorer.kind,
     }

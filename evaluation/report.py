@@ -43,7 +43,8 @@ def grouped_bars(run: Run, name: str, groups: dict[str, dict[str, float]], title
     series = list(next(iter(groups.values())))
     width = 0.8 / len(series)
     for i, key in enumerate(series):
-        ax.bar([g + i * width for g in range(len(groups))], [groups[g][key] or 0 for g in groups], width, label=key)
+        ax.bar([g + i * width for g in range(len(groups))], [groups[g][key] or 0 for g in groups], width,
+               label=key)
     ax.set_xticks([g + 0.4 - width / 2 for g in range(len(groups))], list(groups))
     ax.set(title=title, ylabel=ylabel, ylim=(0, 1.3))  # headroom for the legend
     ax.legend(fontsize=8, ncols=3, loc="upper center")
@@ -53,15 +54,17 @@ def grouped_bars(run: Run, name: str, groups: dict[str, dict[str, float]], title
 def retrieval_section(run: Run, metrics: dict[str, Any]) -> list[str]:
     n = next(iter(metrics["by_n"]))
     out = [f"## Retrieval by stage (n = {n}, {metrics['n_questions']} questions)",
-           table(["stage", *RETRIEVAL_COLUMNS], [[s, *(m.get(c) for c in RETRIEVAL_COLUMNS)] for s, m in metrics["stages"].items()])]
+           table(["stage", *RETRIEVAL_COLUMNS],
+                 [[s, *(m.get(c) for c in RETRIEVAL_COLUMNS)] for s, m in metrics["stages"].items()])]
     keys = ["map@1", "map@5", "map@10", "success@1", "success@5", "success@10"]
-    out.append(grouped_bars(run, "stages.png", {s: {k: m[k] for k in keys} for s, m in metrics["stages"].items()},
-                            f"MAP and Success by stage (n = {n})", "score"))
+    by_stage = {s: {k: m[k] for k in keys} for s, m in metrics["stages"].items()}
+    out.append(grouped_bars(run, "stages.png", by_stage, f"MAP and Success by stage (n = {n})", "score"))
     if len(metrics["by_n"]) > 1:
         fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
         for ax, key in zip(axes, ("map@1", "success@5")):
             for stage in metrics["stages"]:
-                ax.plot([int(k) for k in metrics["by_n"]], [v[stage][key] for v in metrics["by_n"].values()], marker="o", label=stage)
+                ax.plot([int(k) for k in metrics["by_n"]], [v[stage][key] for v in metrics["by_n"].values()],
+                        marker="o", label=stage)
             ax.set(title=f"{key} by n", xlabel="n")
         axes[0].legend(fontsize=8)
         out += ["## By n", table(["n", "stage", "map@1", "map@5", "success@5", "success@10"],
@@ -70,10 +73,11 @@ def retrieval_section(run: Run, metrics: dict[str, Any]) -> list[str]:
                 save(fig, run, "by_n.png")]
     if "variants" in metrics:
         last = list(metrics["stages"])[-1]
-        rows = [[v, n_, *(by[n_][last][c] for c in keys)] for v, by in metrics["variants"].items() for n_ in by]
+        variants = metrics["variants"]
+        rows = [[v, n_, *(by[n_][last][c] for c in keys)] for v, by in variants.items() for n_ in by]
+        by_variant = {v: {k: by[n][last][k] for k in keys} for v, by in variants.items()}
         out += [f"## Variants (stage {last})", table(["variant", "n", *keys], rows),
-                grouped_bars(run, "variants.png", {v: {k: by[n][last][k] for k in keys} for v, by in metrics["variants"].items()},
-                             f"{last} stage by variant (n = {n})", "score")]
+                grouped_bars(run, "variants.png", by_variant, f"{last} stage by variant (n = {n})", "score")]
     return out
 
 
@@ -91,16 +95,19 @@ def answers_section(run: Run, metrics: dict[str, Any]) -> list[str]:
     out = ["## Answers", table(["metric", "value"], [[k, v] for k, v in answers.items()])]
     if "judge" in metrics:
         judge = metrics["judge"]
-        out += ["## LLM judge (1-5)", table(["criterion", "mean", *[str(v) for v in range(1, 6)]],
-                                            [[c, judge[c], *judge[f"{c}_counts"].values()] for c in CRITERIA]),
+        out += ["## LLM judge (1-5)",
+                table(["criterion", "mean", *[str(v) for v in range(1, 6)]],
+                      [[c, judge[c], *judge[f"{c}_counts"].values()] for c in CRITERIA]),
                 f"{judge['n_graded']} graded, {judge['n_failed']} without a valid judge reply."]
         grades = [r for r in run.results("judge") if "error" not in r["judge"]]
         if grades:
-            out.append(histogram(run, "judge_scores.png", {c: [r["judge"][c] for r in grades] for c in CRITERIA},
-                                 "Judge score distributions", bins=[0.5, 1.5, 2.5, 3.5, 4.5, 5.5]))
+            scores = {c: [r["judge"][c] for r in grades] for c in CRITERIA}
+            out.append(histogram(run, "judge_scores.png", scores, "Judge score distributions",
+                                 bins=[0.5, 1.5, 2.5, 3.5, 4.5, 5.5]))
     if "ragas" in metrics:
         ragas = metrics["ragas"]
-        out += ["## RAGAS", table(["metric", "mean", "scored"], [[k, v["mean"], v["n"]] for k, v in ragas.items()])]
+        out += ["## RAGAS",
+                table(["metric", "mean", "scored"], [[k, v["mean"], v["n"]] for k, v in ragas.items()])]
         rows = run.results("ragas")
         values = {k: [r["scores"][k] for r in rows if r["scores"].get(k) is not None] for k in ragas}
         values = {k: v for k, v in values.items() if v}
@@ -120,16 +127,19 @@ def references_section(run: Run, metrics: dict[str, Any]) -> list[str]:
     ax.set(xlabel="threshold", ylim=(0, 1.02), title="Reference matching: precision and coverage")
     for variant, other in list(metrics.get("variants", {}).items())[1:]:  # the first is drawn above
         points = other["by_threshold"]
-        ax.plot([p["threshold"] for p in points], [p["precision"] for p in points], linestyle="--", label=f"precision, {variant}")
-        ax.plot([p["threshold"] for p in points], [p["coverage"] for p in points], linestyle=":", label=f"coverage, {variant}")
+        thresholds = [p["threshold"] for p in points]
+        ax.plot(thresholds, [p["precision"] for p in points], linestyle="--", label=f"precision, {variant}")
+        ax.plot(thresholds, [p["coverage"] for p in points], linestyle=":", label=f"coverage, {variant}")
     ax.legend(fontsize=7)
     out = ["## Reference matching", table(["metric", "value"], [[k, metrics.get(k)] for k in keys]),
            save(fig, run, "threshold_curve.png"),
-           table(["threshold", "precision", "coverage"], [[p["threshold"], p["precision"], p["coverage"]] for p in curve])]
+           table(["threshold", "precision", "coverage"],
+                 [[p["threshold"], p["precision"], p["coverage"]] for p in curve])]
     if "variants" in metrics:
-        out += ["## Variants", table(["variant", "scorer", "threshold", "precision", "coverage", "p50_ms"],
-                                     [[v, m["scorer"], m["threshold"], m["precision"], m["coverage"], m["p50_ms"]]
-                                      for v, m in metrics["variants"].items()])]
+        out += ["## Variants",
+                table(["variant", "scorer", "threshold", "precision", "coverage", "p50_ms"],
+                      [[v, m["scorer"], m["threshold"], m["precision"], m["coverage"], m["p50_ms"]]
+                       for v, m in metrics["variants"].items()])]
     return out
 
 
@@ -144,7 +154,8 @@ def pairwise_section(run: Run, metrics: dict[str, Any]) -> list[str]:
     ax.set(xlim=(0, 1), title=f"A ({metrics['a_name']}) against B ({metrics['b_name']})")
     ax.legend(fontsize=8, ncols=3, loc="lower right")
     rows = [[c, pairs[c]["win"], pairs[c]["tie"], pairs[c]["lose"], pairs[c]["win_rate"]] for c in CRITERIA]
-    return ["## Pairwise judge (both orders; a win needs both)", table(["criterion", "win", "tie", "lose", "win rate"], rows),
+    return ["## Pairwise judge (both orders; a win needs both)",
+            table(["criterion", "win", "tie", "lose", "win rate"], rows),
             f"{pairs['n_compared']} compared, {pairs['n_failed']} without a valid judge reply.",
             save(fig, run, "pairwise.png")]
 

@@ -28,7 +28,8 @@ UNANSWERABLE = "The documents do not answer this question, so the right answer i
 
 def _config(kind: str, **fields: Any) -> dict[str, Any]:
     command = "ragqa " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if "ragqa" in sys.argv[0] else ""
-    return {"kind": kind, "command": command} | {k: str(v) if isinstance(v, Path) else v for k, v in fields.items()}
+    return {"kind": kind, "command": command} | {k: str(v) if isinstance(v, Path) else v
+                                                 for k, v in fields.items()}
 
 
 def _reference(row: dict[str, Any]) -> str | None:
@@ -71,12 +72,14 @@ def run_answers(
                     _config("answers", qa=qa_file.resolve(), no_rag=no_rag, limit=limit), resume)
     if resume is not None:
         started = run.config()
+        # a resume may answer more (--limit)
         _same_options(run, {"--qa": (Path(started.get("qa", "")).resolve(), qa_file.resolve()),
-                            "--no-rag": (started.get("no_rag", False), no_rag)})  # a resume may answer more (--limit)
+                            "--no-rag": (started.get("no_rag", False), no_rag)})
     pipeline = pipeline or RagPipeline(settings)
     rows = answer_questions(pipeline, qa, run, no_rag=no_rag, progress=progress)
     run.write_json("metrics.json", {"answers": refusal_metrics(rows)})
-    judge_llm = pipeline.llm if settings.evaluation.judge_llm is None else None  # None: build the configured one
+    # None: build the configured one
+    judge_llm = pipeline.llm if settings.evaluation.judge_llm is None else None
     if judge:
         grade_answers(settings, run.path, llm=judge_llm)
     if ragas:
@@ -88,11 +91,15 @@ def _same_options(run: Run, options: dict[str, tuple[Any, Any]]) -> None:
     """A resumed run appends to its rows and keeps its config.json: refuse options (option:
     (started with, asked for)) other than those it was started with."""
     def shown(value: Any) -> str:
-        return ("on" if value else "off") if isinstance(value, bool) else "none" if value is None else str(value)
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return "none" if value is None else str(value)
 
-    differ = [f"{option} {shown(new)} (started with {shown(old)})" for option, (old, new) in options.items() if old != new]
+    differ = [f"{option} {shown(new)} (started with {shown(old)})"
+              for option, (old, new) in options.items() if old != new]
     if differ:
-        raise ValueError(f"--resume {run.path}: {'; '.join(differ)}: resume it with the options it was started with")
+        raise ValueError(f"--resume {run.path}: {'; '.join(differ)}: "
+                         "resume it with the options it was started with")
 
 
 def grade_answers(settings: Settings, run_dir: Path, llm=None) -> Path:
@@ -146,7 +153,8 @@ def ragas_answers(
 
 
 def run_references(
-    settings: Settings, gold_file: Path, vary: list[str] | None = None, name: str = "references", progress: bool = True
+    settings: Settings, gold_file: Path, vary: list[str] | None = None, name: str = "references",
+    progress: bool = True,
 ) -> Path:
     """The matcher on a reference gold file, once per setting variant (e.g. support.method=
     learned,llm or support.threshold=0.4,0.5): the first variant's figures on top, every
@@ -163,7 +171,8 @@ def run_references(
     configured = [with_overrides(settings, overrides) for overrides in combos]  # every value checked first
     for overrides, current in zip(combos, configured):
         encoder = None if current.support.method == "llm" else bi_encoder(current, build_embedding(current))
-        results[label(overrides)], variant_rows = evaluate_references(current, items, support_scorer(current, encoder), progress)
+        results[label(overrides)], variant_rows = evaluate_references(
+            current, items, support_scorer(current, encoder), progress)
         rows += [row | {"variant": label(overrides)} for row in variant_rows]
     metrics = next(iter(results.values())) | ({"variants": results} if len(results) > 1 else {})
     run = Run.start(settings, name, _config("references", gold=gold_file, vary=vary or []))

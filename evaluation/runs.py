@@ -28,7 +28,8 @@ class Run:
         """An existing run folder; a folder without a run's config.json is a ValueError."""
         run = cls(Path(path))
         if not (run.path / "config.json").is_file():
-            raise ValueError(f"{path} is not a run folder (no config.json): give a folder under storage/reports")
+            raise ValueError(f"{path} is not a run folder (no config.json): "
+                             "give a folder under storage/reports")
         return run
 
     @classmethod

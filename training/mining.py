@@ -23,7 +23,7 @@ from typing import Any
 from llama_index.core.schema import BaseNode, MetadataMode
 
 from rag.files import write_text_atomically
-from rag.references import split_sentences
+from rag.text import split_sentences
 from rag.settings import Settings
 from rag.store import all_nodes
 
@@ -47,7 +47,8 @@ def crop(sentence: str, rng: random.Random) -> str:
 def _item(kind: str, number: int, question: str, node: BaseNode) -> dict[str, Any]:
     return {
         "id": f"mined-{kind}-{number:05d}", "question": question, "answer": None, "answerable": True,
-        "kind": kind, "evidence": [{"doc": node.metadata.get("doc"), "chunk_id": node.node_id, "required": True}],
+        "kind": kind,
+        "evidence": [{"doc": node.metadata.get("doc"), "chunk_id": node.node_id, "required": True}],
     }
 
 

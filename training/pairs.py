@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from rag.models import build_embedding
 from rag.files import replaced_folder
-from rag.references import split_sentences
+from rag.text import split_sentences
 from rag.retrieval import hybrid_retriever
 from rag.settings import Settings
 from rag.store import all_nodes
@@ -86,11 +86,13 @@ def training_pairs(
             rows += [{"query": query, "passage": text[i], "label": 0.0, "group": group} for i in others]
             (heldout if chunk_id in held else train).extend(rows)
     if missing == len(qa):
-        raise ValueError("no QA item names a chunk of this store: generate the QA against it (ragqa qa generate)")
+        raise ValueError("no QA item names a chunk of this store: "
+                         "generate the QA against it (ragqa qa generate)")
     return train, heldout
 
 
-def heldout_figures(score: Callable[[list[tuple[str, str]]], Sequence[float]], rows: list[dict[str, Any]]) -> dict[str, float]:
+def heldout_figures(score: Callable[[list[tuple[str, str]]], Sequence[float]],
+                    rows: list[dict[str, Any]]) -> dict[str, float]:
     """Accuracy at 0.5, mean positive/negative score and MRR of the positive within its group."""
     if not rows:
         return {}
@@ -106,9 +108,10 @@ def heldout_figures(score: Callable[[list[tuple[str, str]]], Sequence[float]], r
         ranks.append(1 + above + tied / 2)  # ties share the ranks they span
     positives = [float(s) for s, r in zip(scores, rows) if r["label"]]
     negatives = [float(s) for s, r in zip(scores, rows) if not r["label"]]
+    correct = sum((s >= 0.5) == bool(r["label"]) for s, r in zip(scores, rows))
     return {
         "pairs": len(rows),
-        "accuracy@0.5": round(sum((s >= 0.5) == bool(r["label"]) for s, r in zip(scores, rows)) / len(rows), 4),
+        "accuracy@0.5": round(correct / len(rows), 4),
         "mean_positive": round(sum(positives) / len(positives), 4),
         "mean_negative": round(sum(negatives) / max(len(negatives), 1), 4),
         "mrr": round(sum(1 / r for r in ranks) / max(len(ranks), 1), 4),

@@ -78,7 +78,8 @@ def select_chunks(nodes: list[BaseNode], docs: list[str] | None, limit: int | No
         if len(n.get_content(metadata_mode=MetadataMode.NONE)) >= MIN_CHUNK_CHARS
         and (not docs or n.metadata.get("doc") in docs)
     ]
-    chosen.sort(key=lambda n: (n.metadata.get("doc", ""), n.metadata.get("page") or n.metadata.get("slide") or 0, n.node_id))
+    chosen.sort(key=lambda n: (n.metadata.get("doc", ""),
+                               n.metadata.get("page") or n.metadata.get("slide") or 0, n.node_id))
     if limit and len(chosen) > limit:
         step = len(chosen) / limit
         chosen = [chosen[int(i * step)] for i in range(limit)]

@@ -86,7 +86,8 @@ def train_ranker(
     known = set(store.get(ids=sorted({c for _, c in items}), include=[])["ids"]) if items else set()
     items = [(item, chunk) for item, chunk in items if chunk in known]
     if not items:
-        raise ValueError("no QA item names a chunk of this store: mine or generate the QA against it (ragqa qa mine)")
+        raise ValueError("no QA item names a chunk of this store: "
+                         "mine or generate the QA against it (ragqa qa mine)")
     if len(items) > recipe.max_questions:
         items = [items[i * len(items) // recipe.max_questions] for i in range(recipe.max_questions)]
     chunks = sorted({chunk for _, chunk in items})
@@ -98,13 +99,15 @@ def train_ranker(
             continue
         texts = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
         own = next((t for n, t in zip(nodes, texts) if n.node.node_id == chunk), None)
-        labels = np.array([n.node.node_id == chunk or (own is not None and t == own) for n, t in zip(nodes, texts)], float)
+        labels = np.array([n.node.node_id == chunk or (own is not None and t == own)
+                           for n, t in zip(nodes, texts)], float)
         (heldout if chunk in held else train).append((rows, labels))
         if chunk not in held:
             weights.append(1.0 if item.get("kind") in MINED_KINDS else recipe.generated_weight)
     current = LinearRanker.load(settings.rerank.ranker_file)
     sources = sorted({item.get("kind") or "generated" for item, _ in items})
-    ranker = fit_ranker(train, recipe.strength, weights, source=f"{len(train)} questions ({', '.join(sources)})")
+    ranker = fit_ranker(train, recipe.strength, weights,
+                        source=f"{len(train)} questions ({', '.join(sources)})")
     summary = {
         "questions": len(items), "train_questions": len(train), "recipe": recipe.__dict__,
         "heldout": {

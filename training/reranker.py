@@ -22,7 +22,8 @@ def initial_model(settings: Settings, recipe: Recipe):
     """A CrossEncoder over the embedding model's first `recipe.layers` layers, fresh head."""
     from sentence_transformers.cross_encoder import CrossEncoder
 
-    model = CrossEncoder(str(settings.embedding_path), num_labels=1, max_length=recipe.max_length, device="cpu")
+    model = CrossEncoder(str(settings.embedding_path), num_labels=1, max_length=recipe.max_length,
+                         device="cpu")
     base = model[0].model.base_model
     if 0 < recipe.layers < len(base.encoder.layer):
         base.encoder.layer = base.encoder.layer[: recipe.layers]

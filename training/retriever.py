@@ -42,7 +42,11 @@ def train_retriever(
     """Train, save the embedding model with its calibration to `out` (replaced only once
     training finished) and return what was trained on and the held-out figures before and after."""
     from datasets import Dataset
-    from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
     from sentence_transformers.losses import MultipleNegativesRankingLoss
     from sentence_transformers.training_args import BatchSamplers
 
@@ -82,8 +86,9 @@ def train_retriever(
         cosines([(r["query"], r["passage"]) for r in train]), np.array([r["label"] for r in train])
     )
     summary = {
-        "model": "bi-encoder", "recipe": recipe.__dict__, "questions": len(qa), "train_triplets": len(triplets),
-        "calibration": calibration, "heldout_before": before, "heldout_after": heldout_figures(scorer(calibration), heldout),
+        "model": "bi-encoder", "recipe": recipe.__dict__, "questions": len(qa),
+        "train_triplets": len(triplets), "calibration": calibration, "heldout_before": before,
+        "heldout_after": heldout_figures(scorer(calibration), heldout),
     }
 
     def save(path: Path) -> None:
