@@ -14,7 +14,8 @@ import gradio as gr
 from app.evidence import evidence
 from app.feedback import FeedbackLog
 from app.render import escape, location, render_segments, render_sources, unescape
-from rag.pipeline import Answer, QuestionError, RagPipeline
+from rag.answer import Answer
+from rag.pipeline import QuestionError, RagPipeline
 from rag.retrieval import FilterError, parse_where
 from rag.settings import Settings
 
@@ -189,7 +190,7 @@ def rematch_handler(pipeline: RagPipeline):
     def rematch(threshold: float, answer: dict | None, history: list, conversation: Conversation | None) -> tuple:
         if not answer:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        redone = pipeline.rematch(Answer(**answer), threshold).to_dict()
+        redone = pipeline.rematch(Answer.from_dict(answer), threshold).to_dict()
         turns = (conversation or Conversation()).answered(questions(history) - 1, redone)
         return replace_last_reply(history, redone), render_sources(redone, markdown=True), redone, turns
 

@@ -8,12 +8,10 @@ UI and the evaluators all read that one shape.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -21,15 +19,17 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
 
+from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer
 from rag.context import ContextBuilder
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
 from rag.postprocessors import build_rerank_stage
-from rag.references import ReferenceMatcher, Segment, cited, marked
+from rag.references import ReferenceMatcher
 from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
-from rag.retrieval import check_filters, hybrid_retriever, lexical_index, lexical_version, metadata_filters
+from rag.retrieval import check_filters, hybrid_retriever, lexical_version, metadata_filters
 from rag.support import support_scorer
 from rag.settings import Settings
-from rag.store import Store, collection, stored_nodes
+from rag.store import Store, stored_nodes
+from rag.text import normalised
 
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
 
@@ -48,76 +48,17 @@ def check_question(question: str) -> None:
         raise QuestionError("the question is empty")
 
 
-@dataclass
-class Answer:
-    question: str
-    answer: str  # the model's text with the matcher's [n] marks, or the refusal in the asker's language
-    answerable: bool
-    segments: list[dict[str, Any]] = field(default_factory=list)
-    sources: list[dict[str, Any]] = field(default_factory=list)
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    scorer: str = ""  # which model scored the references: learned-support or llm-verifier
-    reranker: str = ""  # which model reranked: ltr (learned ranker) or the scorer's kind
-    standalone_question: str | None = None  # a chat's follow-up as rewritten for retrieval; None if not
-    translated_question: str | None = None  # the question in the corpus's language, when it was asked in the other
-    refused_by: str | None = None  # which gate refused: retrieval (nothing relevant), model (it declined), references (nothing supported)
-    draft: str = ""  # the model's reply as written, its own [n] marks and all; empty when it wrote none
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def source_entry(ref: int, node: NodeWithScore) -> dict[str, Any]:
-    """How a chunk is shown and cited: its number in the prompt and its location."""
-    meta = node.node.metadata
-    return {
-        "ref": ref,
-        "chunk_id": node.node.node_id,
-        "doc": meta.get("doc"),
-        "page": meta.get("page"),
-        "page_end": meta.get("page_end"),  # a chunk may run over pages
-        "slide": meta.get("slide"),
-        "section": meta.get("section"),
-        "ocr": bool(meta.get("ocr")),  # the text was read from a picture or a scan: it may hold misreadings
-        "text": node.node.get_content(metadata_mode=MetadataMode.NONE),
-        "score": round(float(node.score or 0.0), 4),
-    }
-
-
-def segment_entry(segment: Segment, sources: list[dict[str, Any]]) -> dict[str, Any]:
-    """A matched segment as the Answer carries it: its references located like its sources, and
-    its text marked with their numbers (the model's own marks replaced)."""
-    references = [
-        {key: sources[ref.chunk][key] for key in ("ref", "chunk_id", "doc", "page", "page_end", "slide", "section", "ocr")}
-        | {"score": round(ref.score, 4)}
-        for ref in segment.references
-    ]
-    return {
-        "text": marked(segment.text, [ref["ref"] for ref in references]),
-        "sentences": segment.sentences,
-        "supported": segment.supported,
-        "references": references,
-    }
-
-
-def cited_answer(draft: str, segments: list[dict[str, Any]]) -> str:
-    """The draft with the matcher's marks: those of each segment's references, none where a
-    segment is unsupported."""
-    return cited(draft, [(*segment["sentences"], [ref["ref"] for ref in segment["references"]]) for segment in segments])
-
-
 class RagPipeline:
     def __init__(self, settings: Settings, llm: LLM | None = None):
         self.settings = settings
         embedding = build_embedding(settings)
         self.llm = llm or build_llm(settings)
         self.embedding = embedding
-        self.retriever = hybrid_retriever(settings, embedding, self.llm)
-        self._has_lexical = lexical_index(settings).exists()
-        self.reranker = build_rerank_stage(settings, Store(settings), embedding)
+        self.store = Store(settings)
+        self.retriever: BaseRetriever | None = None  # built on first use (current_retriever)
+        self.reranker = build_rerank_stage(settings, self.store, embedding)
         self.encoder = self.reranker.encoder  # the bi-encoder whose vectors the store holds
         self.matcher = ReferenceMatcher.from_settings(settings, support_scorer(settings, self.encoder))
-        self.collection = collection(settings)
         self.prompt = settings.answer.prompt_file.read_text(encoding="utf-8")
         rewriting = llm or build_rewriting_llm(settings)
         self.rewriter = QuestionRewriter(
@@ -125,7 +66,8 @@ class RagPipeline:
             settings.answer.translate_prompt_file.read_text(encoding="utf-8"), settings.answer.history_turns,
             token_counter(rewriting), window(rewriting),
         )
-        self._shares: tuple[int | None, dict[str, float]] = (None, {})  # (store version, documents per language)
+        # (store version, documents per language)
+        self._shares: tuple[int | None, dict[str, float]] = (None, {})
         self.count_tokens = token_counter(self.llm)
         self.context = ContextBuilder(self.encoder, self.count_tokens, list(settings.headers.fields),
                                       settings.context.tables, settings.context.rank_weight)
@@ -150,11 +92,14 @@ class RagPipeline:
         check_question(question)
         if docs or where:
             check_filters(cfg, docs or [], where or {})
-        self._check_length(question)  # before any LLM call: a pasted document is refused at once
-        asked, started = question, time.perf_counter()
-        question = self.rewriter.standalone(question, history)
-        self._check_length(question)
-        timings: dict[str, float] = {"condense": round((time.perf_counter() - started) * 1000, 1)} if history else {}
+        room = self.room(question)  # before any LLM call: a pasted document is refused at once
+        started = time.perf_counter()
+        query = Query(question, self.rewriter.standalone(question, history))
+        if query.rewritten:
+            room = self.room(query.standalone)
+        timings: dict[str, float] = {}
+        if history:
+            timings["condense"] = round((time.perf_counter() - started) * 1000, 1)
         clock = time.perf_counter()
 
         def lap(stage: str) -> None:
@@ -165,49 +110,47 @@ class RagPipeline:
 
         retriever = self.current_retriever(metadata_filters(docs, where), top_n)
         reranker = self.reranker if top_k in (None, self.reranker.top_n) else self.reranker.model_copy(update={"top_n": top_k})
-        translated = self._translated(question)
-        if translated:
+        query = replace(query, translated=self._translated(query.standalone))
+        if query.translated:
             lap("translate")
-        queries = [question, translated] if translated else [question]
         retrieved: list[NodeWithScore] = []
-        for query in queries:  # both questions' candidates
+        for version in query.queries:  # both questions' candidates
             known = {n.node.node_id for n in retrieved}
-            retrieved += [n for n in retriever.retrieve(QueryBundle(query)) if n.node.node_id not in known]
+            retrieved += [n for n in retriever.retrieve(QueryBundle(version)) if n.node.node_id not in known]
         lap("retrieve")
-        top, search = best_ranked(reranker, retrieved, queries)
+        top, search = best_ranked(reranker, retrieved, query.queries)
+        query = replace(query, search=search)
         lap("rerank")
-        kinds = {"scorer": self.matcher.scorer.kind, "reranker": self.reranker.scorer_kind,
-                 "standalone_question": question if question != asked else None, "translated_question": translated}
-        language = self.language(asked)  # answered, or refused, in the asker's language
+        language = self.language(query.asked)  # answered, or refused, in the asker's language
 
-        def refused(gate: str, kept: list[NodeWithScore], draft: str = "", segments: list | None = None) -> Answer:
-            """The refusal, with the chunks kept as its sources so a reader can check them; when
-            no sentence the model wrote was supported, its draft stays in the segments (all
-            marked unsupported) so readers see what was held back."""
-            sources = [source_entry(i + 1, node) for i, node in enumerate(kept)]
-            return Answer(asked, self.refusal(language), False, segments or [], sources, timings, refused_by=gate,
-                          draft=draft, **kinds)
+        def answered(text: str, sources: list[Source], gate: str | None = None, draft: str = "",
+                     segments: list[AnswerSegment] | None = None) -> Answer:
+            """A refusal keeps the chunks kept as its sources so a reader can check them; when no
+            sentence the model wrote was supported, its draft stays in the segments (all marked
+            unsupported) so readers see what was held back."""
+            return Answer(query.asked, text, segments or [], sources, timings, self.matcher.scorer.kind,
+                          self.reranker.scorer_kind, query.rewritten, query.translated, gate, draft)
 
-        if not top or max(self._relevance(query, top) for query in queries) < cfg.retrieval.min_score:
+        if not top or max(self._relevance(q, top) for q in query.queries) < cfg.retrieval.min_score:
             timings.update(context=0.0, generate=0.0, match=0.0)
-            return refused("retrieval", top)
+            return answered(self.refusal(language), Source.listed(top), "retrieval")
 
-        context, top = self.context.build(search, top, self._budget(question))
+        context, top = self.context.build(query.search, top, self.budget(room))
         lap("context")
-        prompt = self._prompt(question, context, language)
+        prompt = self._prompt(query.standalone, context, language)
         text = self._generate(prompt, on_token, timings, started) if top else ""
         lap("generate")
         if any(is_refusal(text, refusal) for refusal in {cfg.answer.refusal, self.refusal(language)}):
             timings["match"] = 0.0
-            return refused("model", top, text)
+            return answered(self.refusal(language), Source.listed(top), "model", text)
 
-        sources = [source_entry(i + 1, node) for i, node in enumerate(top)]
+        sources = Source.listed(top)
         segments = self._match(text, top, sources, threshold)
         lap("match")
-        if not any(segment["supported"] for segment in segments):
+        if not any(segment.supported for segment in segments):
             # Not one sentence is backed by a source: a hallucination, not an answer.
-            return refused("references", top, text, segments)
-        return Answer(asked, cited_answer(text, segments), True, segments, sources, timings, draft=text, **kinds)
+            return answered(self.refusal(language), sources, "references", text, segments)
+        return answered(cited_answer(text, segments), sources, draft=text, segments=segments)
 
     def rematch(self, answer: Answer, threshold: float) -> Answer:
         """`answer` with its references found again at another support threshold: only the
@@ -217,18 +160,19 @@ class RagPipeline:
         clock = time.perf_counter()
         segments = self._match(answer.draft, self._stored(answer.sources), answer.sources, threshold)
         timings = answer.timings_ms | {"match": round((time.perf_counter() - clock) * 1000, 1)}
-        if not any(segment["supported"] for segment in segments):
-            return replace(answer, answer=self.refusal(self.language(answer.question)), answerable=False,
-                           segments=segments, timings_ms=timings, refused_by="references")
-        return replace(answer, answer=cited_answer(answer.draft, segments), answerable=True,
-                       segments=segments, timings_ms=timings, refused_by=None)
+        if not any(segment.supported for segment in segments):
+            return replace(answer, answer=self.refusal(self.language(answer.question)), segments=segments,
+                           timings_ms=timings, refused_by="references")
+        return replace(answer, answer=cited_answer(answer.draft, segments), segments=segments,
+                       timings_ms=timings, refused_by=None)
 
-    def _stored(self, sources: list[dict[str, Any]]) -> list[NodeWithScore]:
+    def _stored(self, sources: list[Source]) -> list[NodeWithScore]:
         """The cited chunks as the store holds them (with their header, as the matcher reads
         them); a chunk deleted since keeps the text the answer showed."""
-        stored = {n.node_id: n for n in stored_nodes(self.collection, ids=[s["chunk_id"] for s in sources])}
-        return [NodeWithScore(node=stored.get(s["chunk_id"]) or TextNode(text=s["text"], metadata={"doc": s["doc"]}),
-                              score=s["score"]) for s in sources]
+        ids = [s.chunk_id for s in sources]
+        stored = {n.node_id: n for n in stored_nodes(self.store.collection, ids=ids)}
+        return [NodeWithScore(node=stored.get(s.chunk_id) or TextNode(text=s.text, metadata={"doc": s.doc}),
+                              score=s.score) for s in sources]
 
     def _relevance(self, question: str, top: list[NodeWithScore]) -> float:
         """The refusal gate's measure: the best calibrated e5 relevance among the kept chunks. The
@@ -243,22 +187,30 @@ class RagPipeline:
             return None
         version = lexical_version(self.settings)
         if self._shares[0] != version or version is None:
-            # A sample of the store, spread over it, tells its languages; read again only when the store changed.
-            count, sample = self.collection.count(), []
+            # A sample of the store, spread over it, tells its languages; read again only when the
+            # store changed.
+            chunks = self.store.collection
+            count, sample = chunks.count(), []
             for offset in range(0, count, max(count // 5, 100))[:5]:
-                got = self.collection.get(limit=100, offset=offset, include=["documents", "metadatas"])
-                sample += [(str((meta or {}).get("doc")), text or "") for meta, text in zip(got["metadatas"], got["documents"])]
+                got = chunks.get(limit=100, offset=offset, include=["documents", "metadatas"])
+                sample += [(str((meta or {}).get("doc")), text or "")
+                           for meta, text in zip(got["metadatas"], got["documents"])]
             self._shares = (version, document_shares(sample))
         language = translation_target(question, self._shares[1])
         return self.rewriter.translate(question, language) if language else None
 
-    def current_retriever(self, filters: MetadataFilters | None = None, top_n: int | None = None) -> BaseRetriever:
-        """Hybrid retrieval over the store as it is now. The lexical index is read live; only a
-        pipeline built before anything was indexed (dense alone) gains its BM25 channel here."""
-        if lexical_index(self.settings).exists() != self._has_lexical:
-            self._has_lexical = not self._has_lexical
-            self.retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
+    def current_retriever(self, filters: MetadataFilters | None = None,
+                          top_n: int | None = None) -> BaseRetriever:
+        """Hybrid retrieval over the store as it is now. The lexical index is read live, so the
+        default retriever is kept once it has its BM25 channel; before anything is indexed (no
+        lexical index yet) it is dense alone and built again each time."""
         if filters is None and top_n in (None, self.settings.retrieval.retrieve_k):
+            if self.retriever is None:
+                has_lexical = self.store.lexical.exists()  # before building: the index may appear meanwhile
+                retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
+                if not has_lexical:
+                    return retriever
+                self.retriever = retriever
             return self.retriever
         return hybrid_retriever(self.settings, self.embedding, self.llm, top_n=top_n, filters=filters)
 
@@ -278,26 +230,25 @@ class RagPipeline:
             return configured
         return script_language(question)
 
-    def _budget(self, question: str) -> int:
-        """Evidence tokens: the configured budget, or what the window leaves if that is less."""
-        # Less a few tokens: the context's first and last tokens may merge with the prompt's.
-        room = self._window - self.count_tokens(self._prompt(question, "")) - 8
-        return min(self.settings.context.budget(self.settings.llm.backend), room)
-
-    @property
-    def _window(self) -> int:
-        return window(self.llm)
-
-    def _check_length(self, question: str) -> None:
-        """A question that leaves no room for context is refused before any work."""
-        if self.count_tokens(self._prompt(question, "")) >= self._window:
-            room = self._window - self.count_tokens(self._prompt("", ""))
+    def room(self, question: str) -> int:
+        """Tokens the window leaves for evidence with this question (the prompt's fixed part and
+        the question counted once); a question that leaves none is refused before any work."""
+        room = window(self.llm) - self.count_tokens(self._prompt(question, ""))
+        if room <= 0:
+            most = window(self.llm) - self.count_tokens(self._prompt("", ""))
             raise QuestionError(
                 f"the question is too long: {self.count_tokens(question)} tokens, and the model's window of "
-                f"{self.settings.llm.n_ctx} (llm.n_ctx) leaves room for at most {max(room, 0)}: shorten it"
+                f"{self.settings.llm.n_ctx} (llm.n_ctx) leaves room for at most {max(most, 0)}: shorten it"
             )
+        return room
 
-    def _generate(self, prompt: str, on_token: Callable[[str], None] | None, timings: dict[str, float], started: float) -> str:
+    def budget(self, room: int) -> int:
+        """Evidence tokens: the configured budget, or what the `room` leaves if that is less."""
+        # Less a few tokens: the context's first and last tokens may merge with the prompt's.
+        return min(self.settings.context.budget(self.settings.llm.backend), room - 8)
+
+    def _generate(self, prompt: str, on_token: Callable[[str], None] | None, timings: dict[str, float],
+                  started: float) -> str:
         """The LLM's reply, streamed to `on_token`; records the time to its first token."""
         parts: list[str] = []
         # Closing the stream when on_token raises (an abandoned answer) stops the decoding.
@@ -310,8 +261,9 @@ class RagPipeline:
                     on_token(chunk.delta or "")
         return "".join(parts).strip()
 
-    def _match(self, text: str, top: list[NodeWithScore], sources: list[dict], threshold: float | None = None) -> list[dict[str, Any]]:
-        return [segment_entry(segment, sources) for segment in self.matcher.run(text, top, threshold)]
+    def _match(self, text: str, top: list[NodeWithScore], sources: list[Source],
+               threshold: float | None = None) -> list[AnswerSegment]:
+        return [AnswerSegment.of(segment, sources) for segment in self.matcher.run(text, top, threshold)]
 
 
 def best_ranked(reranker: BaseNodePostprocessor, nodes: list[NodeWithScore],
@@ -332,7 +284,4 @@ def best_ranked(reranker: BaseNodePostprocessor, nodes: list[NodeWithScore],
 
 
 def is_refusal(text: str, refusal: str) -> bool:
-    def norm(s: str) -> str:
-        return re.sub(r"\W+", " ", s).strip().lower()
-
-    return not text or norm(refusal) in norm(text)[: len(norm(refusal)) + 40]
+    return not text or normalised(refusal) in normalised(text)[: len(normalised(refusal)) + 40]

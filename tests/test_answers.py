@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURES, fresh_settings
 
 from evaluation.correctness import states_answer
-from rag.scoring import hangul_script
+from rag.text import hangul_script
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def answers_pipeline(sample_indexed, tmp_path_factory):
 
 
 def cited(answer) -> set[str]:
-    return {ref["doc"] for seg in answer.segments if seg["supported"] for ref in seg["references"]}
+    return {ref.doc for seg in answer.segments if seg.supported for ref in seg.references}
 
 
 @pytest.mark.parametrize(

@@ -41,12 +41,12 @@ def test_too_long_question_is_refused_and_context_shrinks_to_fit(indexed, pipeli
 
     cfg = pipeline.settings.llm
     limit = cfg.n_ctx - cfg.max_new_tokens - 16
-    top = pipeline.retriever.retrieve(QueryBundle(BATTERY_Q))
+    top = pipeline.current_retriever().retrieve(QueryBundle(BATTERY_Q))
     long_question = "Battery pack, " * 250 + BATTERY_Q  # the prompt holds it twice: before and after the context
     for step, room in ((10, 200), (1, 60)):
         while pipeline.count_tokens(pipeline._prompt(long_question, "")) < limit - room:
             long_question = "Battery pack nail penetration test, " * step + long_question
-    budget = pipeline._budget(long_question)
+    budget = pipeline.budget(pipeline.room(long_question))
     assert 0 < budget < pipeline.settings.context.budget(cfg.backend)
     context, shown = pipeline.context.build(long_question, top, budget)
     assert shown and pipeline.count_tokens(pipeline._prompt(long_question, context)) <= limit

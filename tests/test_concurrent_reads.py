@@ -55,4 +55,4 @@ def test_answers_beside_an_ingest_that_replaces_their_chunks(base_settings, tmp_
     assert len(answers) >= 5, "too few questions were asked while the ingest ran"
     assert all(answer.sources for answer in answers)  # each was answered from the store as it then was
     final = pipeline.answer("How many bolts does crate 4 hold?")
-    assert any("round 8" in source["text"] for source in final.sources)
+    assert any("round 8" in source.text for source in final.sources)

@@ -42,13 +42,13 @@ def sample_pipeline(sample_indexed):
 def context_for(pipeline, question: str) -> tuple[str, list]:
     query = QueryBundle(question)
     top = pipeline.reranker.postprocess_nodes(pipeline.current_retriever().retrieve(query), query_bundle=query)
-    return pipeline.context.build(question, top, pipeline._budget(question))
+    return pipeline.context.build(question, top, pipeline.budget(pipeline.room(question)))
 
 
 def test_the_relevant_rows_of_a_long_table_are_chosen_within_the_budget(sample_pipeline):
     """The 20-row sled table does not fit the budget: the row the question names is chosen,
     though it is neither the first row nor the last."""
-    budget = sample_pipeline._budget("x")
+    budget = sample_pipeline.budget(sample_pipeline.room("x"))
     for question, row in (("Which sled test failed?", "run: SL-13;"), ("What peak deceleration did sled run SL-05 reach?", "run: SL-05;")):
         context, shown = context_for(sample_pipeline, question)
         assert row in context, context

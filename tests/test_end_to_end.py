@@ -109,7 +109,7 @@ def test_rerank_stage_reuses_the_stored_chunk_vectors(pipeline, monkeypatch):
     from llama_index.core.schema import QueryBundle
 
     query = QueryBundle("nail penetration")
-    nodes = pipeline.retriever.retrieve(query)
+    nodes = pipeline.current_retriever().retrieve(query)
     text = nodes[0].node.get_content(metadata_mode=MetadataMode.EMBED)
     fresh = np.asarray(pipeline.encoder.embedding.get_text_embedding(text))
     pipeline.reranker.postprocess_nodes(nodes, query_bundle=query)
@@ -153,7 +153,7 @@ def test_an_over_long_question_is_refused_before_any_llm_call_and_does_not_poiso
     answer = pipeline.answer("What was the diameter of the nail in that test?",
                              history=[*history, (pasted, pipeline.settings.answer.refusal)])
     assert answer.standalone_question and "error 42" not in answer.standalone_question
-    assert answer.answerable and "3 mm" in answer.answer and answer.sources[0]["doc"] == "battery.md", answer.answer
+    assert answer.answerable and "3 mm" in answer.answer and answer.sources[0].doc == "battery.md", answer.answer
 
 
 def scripted(settings, *replies: str):
@@ -176,11 +176,11 @@ def test_the_marks_shown_are_the_matchers_not_the_models(indexed):
     answer = scripted(indexed, reply).answer(BATTERY_Q)
     assert answer.answerable and answer.draft == reply
     supported, unsupported = answer.segments
-    refs = [ref["ref"] for ref in supported["references"]]
-    assert supported["supported"] and answer.sources[refs[0] - 1]["doc"] == "battery.md", answer.segments
-    assert marks(supported["text"]) == [", ".join(map(str, refs))] and not unsupported["supported"]
-    assert marks(unsupported["text"]) == [] and "wind tunnel." in unsupported["text"]
-    assert answer.answer == f"{supported['text']} {unsupported['text']}"
+    refs = [ref.ref for ref in supported.references]
+    assert supported.supported and answer.sources[refs[0] - 1].doc == "battery.md", answer.segments
+    assert marks(supported.text) == [", ".join(map(str, refs))] and not unsupported.supported
+    assert marks(unsupported.text) == [] and "wind tunnel." in unsupported.text
+    assert answer.answer == f"{supported.text} {unsupported.text}"
     shown = render_answer(answer.to_dict())
     assert "[9]" not in shown and f"Celsius [{', '.join(map(str, refs))}]." in shown
 
@@ -198,10 +198,10 @@ def test_a_refusal_is_in_the_askers_language_and_keeps_its_sources(indexed):
     korean = indexed.answer.refusals["Korean"]
     by_retrieval = scripted(indexed, UNRELATED_Q).answer(KOREAN_UNRELATED)  # the reply translates the question
     assert (by_retrieval.refused_by, by_retrieval.answer) == ("retrieval", korean)
-    assert by_retrieval.sources and by_retrieval.sources[0]["doc"] in render_answer(by_retrieval.to_dict())
+    assert by_retrieval.sources and by_retrieval.sources[0].doc in render_answer(by_retrieval.to_dict())
     by_model = scripted(indexed, BATTERY_Q, indexed.answer.refusal).answer(KOREAN_BATTERY)
     assert (by_model.refused_by, by_model.answer, by_model.draft) == ("model", korean, indexed.answer.refusal)
-    assert by_model.sources[0]["doc"] == "battery.md" and "battery.md" in render_answer(by_model.to_dict())
+    assert by_model.sources[0].doc == "battery.md" and "battery.md" in render_answer(by_model.to_dict())
     pipeline = scripted(indexed, BATTERY_Q, "카페테리아는 자정에 문을 닫는다 [1].")
     by_references = pipeline.answer(KOREAN_BATTERY)
     assert (by_references.refused_by, by_references.answer) == ("references", korean)

@@ -51,7 +51,7 @@ def test_a_question_in_a_language_the_corpus_has_is_not_translated(mixed):
     asker = pipeline(mixed, KOREAN_ANSWER)
     answer = asker.answer(KOREAN_Q)
     assert answer.translated_question is None and len(asker.llm.prompts) == 1  # the answer's prompt only
-    assert answer.answerable and answer.sources[0]["doc"] == "thermal-runaway-ko.md", answer.segments
+    assert answer.answerable and answer.sources[0].doc == "thermal-runaway-ko.md", answer.segments
 
 
 def test_a_translated_question_keeps_the_candidates_its_own_wording_ranks_best(mostly_english):
@@ -60,5 +60,5 @@ def test_a_translated_question_keeps_the_candidates_its_own_wording_ranks_best(m
     vague = "How did the battery pack test go?"
     answer = pipeline(mostly_english, vague, KOREAN_ANSWER).answer(KOREAN_Q)
     assert answer.translated_question == vague
-    assert answer.sources[0]["doc"] == "thermal-runaway-ko.md", [s["doc"] for s in answer.sources]
+    assert answer.sources[0].doc == "thermal-runaway-ko.md", [s.doc for s in answer.sources]
     assert answer.answerable, answer.segments

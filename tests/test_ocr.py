@@ -136,10 +136,10 @@ def test_a_scanned_report_is_answered_and_cited_by_page(sample_indexed, inspecti
     assert report.indexed == 1 and not report.failed
     answer = RagPipeline(settings).answer("How many seconds did door 3 of hangar 4 need to close?")
     assert answer.answerable and "41" in answer.answer, answer.answer
-    cited = [ref for seg in answer.segments if seg["supported"] for ref in seg["references"]]
+    cited = [ref for seg in answer.segments if seg.supported for ref in seg.references]
     # The two-page scan is shorter than a chunk, so it is one chunk that spans both pages.
     assert any(
-        ref["doc"] == "hangar-inspection.pdf" and ref["page"] <= 2 <= ref["page_end"] and ref["ocr"] for ref in cited
+        ref.doc == "hangar-inspection.pdf" and ref.page <= 2 <= ref.page_end and ref.ocr for ref in cited
     ), cited
     # What the CLI and the UI show: the place, with the section found by type size, and that it was OCRed.
     assert "hangar-inspection.pdf, pp. 1-2, Hangar 4 Fire Door Inspection, OCR text" in render_sources(answer.to_dict())

@@ -16,5 +16,5 @@ def test_ingest_and_ask_attempt_no_outside_connection(base_settings, corpus, tmp
     settings = fresh_settings(base_settings, tmp_path / "storage")
     assert ingest([corpus], settings, progress=False).indexed == 2
     answer = RagPipeline(settings).answer(BATTERY_Q)
-    assert answer.answerable and answer.sources[0]["doc"] == "battery.md"
+    assert answer.answerable and answer.sources[0].doc == "battery.md"
     assert no_network == []

@@ -9,7 +9,7 @@ from conftest import BATTERY_Q
 from app.ask import Conversation, answer_stream, chat_handler
 from app.render import render_segments, render_sources, unescape
 from app.ui import build_ui
-from rag.pipeline import Answer
+from rag.answer import Answer
 
 
 def test_stream_grows_then_ends_with_the_answer(pipeline):
@@ -94,7 +94,7 @@ def test_filters_reach_the_pipeline(pipeline):
     with pytest.raises(FilterError, match="Title=Atlantis"):  # no indexed document has it
         list(answer_stream(pipeline, BATTERY_Q, where={"Title": "Atlantis"}))
     final = list(answer_stream(pipeline, BATTERY_Q, docs=["battery.md"]))[-1]
-    assert final.answerable and {s["doc"] for s in final.sources} == {"battery.md"}
+    assert final.answerable and {s.doc for s in final.sources} == {"battery.md"}
 
 
 @pytest.mark.parametrize("where", [None, "", "   ", " ; "])

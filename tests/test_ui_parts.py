@@ -165,22 +165,23 @@ def test_report_folders_are_listed_and_only_they_are_read(base_settings, tmp_pat
 
 
 def test_a_new_threshold_rechecks_the_same_answer_without_the_model(pipeline, monkeypatch):
-    from rag.pipeline import Answer
+    from rag.answer import Answer
 
     answer = pipeline.answer(BATTERY_Q)
-    assert answer.answerable and any(s["supported"] for s in answer.segments)
+    assert answer.answerable and any(s.supported for s in answer.segments)
     monkeypatch.setattr(type(pipeline.llm), "stream_complete",
                         lambda *a, **k: pytest.fail("the model ran again"))
     strict = pipeline.rematch(answer, 0.999)
     assert not strict.answerable and strict.refused_by == "references"
-    assert not any(s["supported"] for s in strict.segments) and strict.sources == answer.sources
-    again = pipeline.rematch(Answer(**json.loads(json.dumps(strict.to_dict()))), 0.5)
-    assert again.answerable and [s["supported"] for s in again.segments] == [s["supported"] for s in answer.segments]
+    assert not any(s.supported for s in strict.segments) and strict.sources == answer.sources
+    again = pipeline.rematch(Answer.from_dict(json.loads(json.dumps(strict.to_dict()))), 0.5)
+    assert again.answerable
+    assert [s.supported for s in again.segments] == [s.supported for s in answer.segments]
 
 
 def test_chunks_kept_can_be_set_per_question(pipeline):
     one = pipeline.answer(BATTERY_Q, top_k=1)
-    assert len(one.sources) == 1 and one.sources[0]["doc"] == "battery.md" and one.answerable
+    assert len(one.sources) == 1 and one.sources[0].doc == "battery.md" and one.answerable
     assert pipeline.reranker.top_n == pipeline.settings.retrieval.keep_k  # the shared stage is untouched
 
 
