@@ -30,8 +30,10 @@ QUESTIONS = [  # (question, earlier turns of the chat)
     ("Which dummies are used in side impact tests?", []),
     ("How much did the Model K crash programme cost?", []),
     ("Which sled test failed?", []),
-    ("FT-2024-07 시험에서 운전석 에어백은 첫 접촉 후 몇 ms 만에 전개되었나요?", []),  # translated for retrieval
-    ("And the passenger dummy?", [("What HIC15 did the driver dummy reach in FT-2024-07?", "The driver dummy reached 412 [1].")]),
+    # translated for retrieval
+    ("FT-2024-07 시험에서 운전석 에어백은 첫 접촉 후 몇 ms 만에 전개되었나요?", []),
+    ("And the passenger dummy?",
+     [("What HIC15 did the driver dummy reach in FT-2024-07?", "The driver dummy reached 412 [1].")]),
 ]
 
 
@@ -53,9 +55,11 @@ def main() -> None:
         runs.append({"question": question, "answerable": answer.answerable, "answer": answer.answer,
                      "answer_chars": len(answer.answer), "total_ms": round(total, 1), **answer.timings_ms})
         print(f"{total:8.0f} ms  {answer.answerable!s:5}  {question}")
-    stages = ["condense", "translate", "retrieve", "rerank", "context", "first_token", "generate", "match", "total_ms"]
+    stages = ["condense", "translate", "retrieve", "rerank", "context", "first_token", "generate", "match",
+              "total_ms"]
     summary = {  # over the questions that went through the stage (condense: follow-ups only)
-        stage: {"n": len(values), "p50_ms": round(statistics.median(values), 1), "max_ms": round(max(values), 1)}
+        stage: {"n": len(values), "p50_ms": round(statistics.median(values), 1),
+                "max_ms": round(max(values), 1)}
         for stage in stages if (values := [r[stage] for r in runs if stage in r])
     }
     result = {"cores": os.cpu_count(), "chunks": report.chunks, "ingest_s": round(ingest_s, 2),

@@ -63,7 +63,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,2,4,8,16,32,50", help="Page sizes in MB, comma-separated.")
     args = parser.parse_args()
     rows = []
-    print(f"{'MB':>5} {'text chars':>12} {'chunks':>8} {'convert s':>10} {'chunk s':>8} {'s/MB':>6} {'peak MB':>8}")
+    print(f"{'MB':>5} {'text chars':>12} {'chunks':>8} {'convert s':>10} {'chunk s':>8} {'s/MB':>6} "
+          f"{'peak MB':>8}")
     with tempfile.TemporaryDirectory() as folder:
         for megabytes in (float(s) for s in args.sizes.split(",")):
             row = measure(megabytes, Path(folder))

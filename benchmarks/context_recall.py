@@ -46,7 +46,8 @@ def holds(context: str, item: dict) -> bool:
             return any(row.search(line) for line in context.splitlines())
         return _norm(text)[:120] in _norm(context)
 
-    return all(found(item["evidence"][j]["text"]) for j in required(item["evidence"]) if item["evidence"][j].get("text"))
+    evidence = item["evidence"]
+    return all(found(evidence[j]["text"]) for j in required(evidence) if evidence[j].get("text"))
 
 
 def whole_chunks(pipeline: RagPipeline, top, budget: int) -> str:
@@ -64,7 +65,8 @@ def whole_chunks(pipeline: RagPipeline, top, budget: int) -> str:
 
 
 def measure(pipeline: RagPipeline, qa: list[dict], budgets: list[int]) -> dict:
-    builders = {fmt: ContextBuilder(pipeline.encoder, pipeline.count_tokens, list(pipeline.settings.headers.fields), fmt,
+    fields = list(pipeline.settings.headers.fields)
+    builders = {fmt: ContextBuilder(pipeline.encoder, pipeline.count_tokens, fields, fmt,
                                     pipeline.settings.context.rank_weight) for fmt in ("rows", "markdown")}
     hits: dict[str, list[bool]] = {}
     tokens: dict[str, list[int]] = {}
@@ -101,8 +103,9 @@ def main() -> None:
         results[name] = measure(pipeline, qa, budgets)
         print(f"\n{name}: {len(qa)} questions (recall / mean context tokens)")
         for fmt in ("chunks", "rows", "markdown"):
-            print(f"{fmt:10}" + "".join(f"{b:>8}: {results[name][f'{fmt}@{b}']['recall']:.3f} / {results[name][f'{fmt}@{b}']['mean_tokens']:<5}"
-                                        for b in budgets))
+            measured = (results[name][f"{fmt}@{b}"] for b in budgets)
+            print(f"{fmt:10}" + "".join(f"{b:>8}: {m['recall']:.3f} / {m['mean_tokens']:<5}"
+                                        for b, m in zip(budgets, measured)))
     write_json(args.out, results)
 
 

@@ -35,9 +35,12 @@ class Corpus:
 
 CORPORA = [
     Corpus("sample", REPO_ROOT / "data/sample/docs", (), REPO_ROOT / "data/sample/qa.jsonl"),
-    Corpus("debian_faq_en_html", DEVBENCH / "docs", ("debian-faq-en",), DEVBENCH / "qa/debian_faq_en_html.jsonl"),
-    Corpus("debian_faq_ko_html", DEVBENCH / "docs", ("debian-faq-ko",), DEVBENCH / "qa/debian_faq_ko_html.jsonl"),
-    Corpus("debian_faq_en_pdf", DEVBENCH / "docs", ("debian-faq.en.pdf",), DEVBENCH / "qa/debian_faq_en_pdf.jsonl"),
+    Corpus("debian_faq_en_html", DEVBENCH / "docs", ("debian-faq-en",),
+           DEVBENCH / "qa/debian_faq_en_html.jsonl"),
+    Corpus("debian_faq_ko_html", DEVBENCH / "docs", ("debian-faq-ko",),
+           DEVBENCH / "qa/debian_faq_ko_html.jsonl"),
+    Corpus("debian_faq_en_pdf", DEVBENCH / "docs", ("debian-faq.en.pdf",),
+           DEVBENCH / "qa/debian_faq_en_pdf.jsonl"),
     Corpus("python_faq_html", DEVBENCH / "docs", ("python-faq",), DEVBENCH / "qa/python_faq_html.jsonl"),
 ]
 

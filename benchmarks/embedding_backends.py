@@ -99,8 +99,10 @@ def main() -> None:
     shutil.copy(settings.embedding_path / "tokenizer.json", scratch / "tokenizer.json")
     backends = {  # name: (embedder at a batch size, the batch sizes tried)
         "torch": (lambda b: build_embedding(store_settings(LANGUAGES["en"], "torch", b)), batch_sizes),
-        "onnx-fp32": (lambda b: OnnxEmbedding(folder=str(scratch), file_name="model_fp32.onnx", embed_batch_size=b),
-                      [16]),
+        "onnx-fp32": (
+            lambda b: OnnxEmbedding(folder=str(scratch), file_name="model_fp32.onnx", embed_batch_size=b),
+            [16],
+        ),
         "onnx-int8": (lambda b: build_embedding(store_settings(LANGUAGES["en"], "onnx", b)), [16]),
     }
 
@@ -116,7 +118,8 @@ def main() -> None:
             (language, kind): embed(model, items, kind == "query")
             for language, kinds in texts.items() for kind, items in kinds.items()
         }
-        found = retrieval(vectors[backend][("en", "query")], vectors[backend][("en", "passage")], qa["en"], en_nodes)
+        found = retrieval(vectors[backend][("en", "query")], vectors[backend][("en", "passage")], qa["en"],
+                          en_nodes)
         results["backends"][backend] = {"chunks_per_s": rates, "retrieval_en": found}
     shutil.rmtree(scratch)
 

@@ -58,7 +58,8 @@ def main() -> None:
     print(f"{'corpus':22}{'role':>8}{'hybrid':>16}{'in use':>16}{'new fit':>16}   (MAP@1 / MRR)")
     for name, rows in data.items():
         figures = {"hybrid": ranking_figures(rows, None), "new": ranking_figures(rows, ranker)}
-        figures["in_use"] = ranking_figures(rows, current) if current else {"map@1": float("nan"), "mrr": float("nan")}
+        unknown = {"map@1": float("nan"), "mrr": float("nan")}
+        figures["in_use"] = ranking_figures(rows, current) if current else unknown
         results[name] = figures | {"role": "tune" if name in tune else "held out"}
         print(f"{name:22}{results[name]['role']:>8}" + "".join(
             f"{figures[k]['map@1']:>9.3f} / {figures[k]['mrr']:.3f}" for k in ("hybrid", "in_use", "new")))

@@ -45,11 +45,14 @@ def gold_sets() -> dict[str, list[dict]]:
     found = {c.name: c for c in corpora(["debian_faq_en_html", "debian_faq_ko_html"])}
     if len(found) == 2:
         en, ko = found["debian_faq_en_html"], found["debian_faq_ko_html"]
-        sets["english_answers_korean_chunks"] = build_crosslingual_gold(indexed(ko), load_qa(ko.qa), load_qa(en.qa))
-        sets["debian_copied"] = build_gold(indexed(en), [q for q in load_qa(en.qa) if q.get("answerable", True)])
+        sets["english_answers_korean_chunks"] = build_crosslingual_gold(
+            indexed(ko), load_qa(ko.qa), load_qa(en.qa))
+        sets["debian_copied"] = build_gold(
+            indexed(en), [q for q in load_qa(en.qa) if q.get("answerable", True)])
         sets["debian_generated"] = build_generated_gold(indexed(en), load_qa(ANNOTATIONS.with_name(
             "generated_qa-debian_faq_en_html.jsonl")))
-        sets["korean_answers_english_chunks"] = build_crosslingual_gold(indexed(en), load_qa(en.qa), load_qa(ko.qa))
+        sets["korean_answers_english_chunks"] = build_crosslingual_gold(
+            indexed(en), load_qa(en.qa), load_qa(ko.qa))
     return sets
 
 
@@ -84,7 +87,8 @@ def labelled(support: LearnedSupport, items: list[dict]):
 def main() -> None:
     parser = arguments("fit-support")
     parser.add_argument("--same-weight", type=float, default=1.0, help="Positive class weight, same script.")
-    parser.add_argument("--cross-weight", type=float, default=5.0, help="Positive class weight, across scripts.")
+    parser.add_argument("--cross-weight", type=float, default=5.0,
+                        help="Positive class weight, across scripts.")
     parser.add_argument("--write", action="store_true", help=f"Save the fit as {DEFAULT_SUPPORT}.")
     args = parser.parse_args()
     settings = load_settings()
@@ -95,7 +99,8 @@ def main() -> None:
     data = [labelled(LearnedSupport(encoder, model), sets[name]) for name in TUNE if name in sets]
     same = np.vstack([d[0][~d[2]] for d in data]), np.concatenate([d[3][~d[2]] for d in data])
     cross = np.vstack([d[1][d[2]] for d in data]), np.concatenate([d[3][d[2]] for d in data])
-    model.same, model.cross = fit_logistic(*same, SAME, args.same_weight), fit_logistic(*cross, CROSS, args.cross_weight)
+    model.same = fit_logistic(*same, SAME, args.same_weight)
+    model.cross = fit_logistic(*cross, CROSS, args.cross_weight)
     model.source = (f"benchmarks/fit_support.py on {' + '.join(TUNE)} (positive weights {args.same_weight}, "
                     f"{args.cross_weight}); centres from the sentences of {', '.join(CENTRED)}")
     print("same ", dict(zip(SAME, model.same.weights)), "bias", model.same.bias)
@@ -107,7 +112,8 @@ def main() -> None:
         results[name] = {"role": "tune" if name in TUNE else "held out", "answers": len(items),
                          "precision": metrics["precision"], "coverage": metrics["coverage"],
                          "by_threshold": metrics["by_threshold"]}
-        print(f"{name:32}{results[name]['role']:>9}  precision {metrics['precision']:.3f}  coverage {metrics['coverage']:.3f}")
+        print(f"{name:32}{results[name]['role']:>9}  precision {metrics['precision']:.3f}  "
+              f"coverage {metrics['coverage']:.3f}")
     if args.write:
         model.save(DEFAULT_SUPPORT)
         print("wrote", DEFAULT_SUPPORT)

@@ -32,7 +32,8 @@ def step(name: str, args: list[str], log: dict) -> str:
     done = subprocess.run([str(RAGQA), *args], capture_output=True, text=True)
     seconds = round(time.perf_counter() - started, 1)
     print(f"\n$ ragqa {' '.join(args)}\n{done.stdout.strip()}\n[{name}: {seconds} s, exit {done.returncode}]")
-    log["steps"].append({"step": name, "command": "ragqa " + " ".join(args), "seconds": seconds, "exit": done.returncode})
+    log["steps"].append({"step": name, "command": "ragqa " + " ".join(args), "seconds": seconds,
+                         "exit": done.returncode})
     if done.returncode != 0:
         sys.exit(f"{name} failed:\n{done.stderr[-2000:]}")
     return done.stdout
@@ -61,16 +62,20 @@ def main() -> None:
     started = time.perf_counter()
     out = step("init --evaluate", ["init", str(fork), "--docs", str(docs), "--evaluate"], log)
     log["proposals"] = [line.strip() for line in out.splitlines() if line.startswith("  ")]
-    log["baseline"] = [line.strip() for line in out.splitlines() if re.match(r"\s+(dense|bm25|hybrid|rerank|answers)\s", line)]
-    log["retrieval"] = metrics(step("eval retrieval", ["eval", "retrieval", *config, "--qa", str(corpus.qa)], log))["stages"]
-    answers = metrics(step("eval answers", ["eval", "answers", *config, "--qa", str(corpus.qa), "--limit", str(args.answers)], log))
+    stage_line = re.compile(r"\s+(dense|bm25|hybrid|rerank|answers)\s")
+    log["baseline"] = [line.strip() for line in out.splitlines() if stage_line.match(line)]
+    qa = ["--qa", str(corpus.qa)]
+    log["retrieval"] = metrics(step("eval retrieval", ["eval", "retrieval", *config, *qa], log))["stages"]
+    limit = ["--limit", str(args.answers)]
+    answers = metrics(step("eval answers", ["eval", "answers", *config, *qa, *limit], log))
     log["answers"] = answers["answers"]
     log["total_seconds"] = round(time.perf_counter() - started, 1)
-    print(f"\nfork of {corpus.name} in {log['total_seconds']} s: " + ", ".join(f"{s['step']} {s['seconds']} s" for s in log["steps"]))
-    print("retrieval on its QA file: " + "; ".join(f"{k} MAP@1 {v['map@1']:.3f} Success@5 {v['success@5']:.3f}"
-                                                   for k, v in log["retrieval"].items()))
-    print("answers: " + ", ".join(f"{k} {log['answers'][k]}" for k in ("n_questions", "answered_when_answerable",
-                                                                       "right_when_answerable", "p50_total_ms")))
+    print(f"\nfork of {corpus.name} in {log['total_seconds']} s: "
+          + ", ".join(f"{s['step']} {s['seconds']} s" for s in log["steps"]))
+    print("retrieval on its QA file: " + "; ".join(
+        f"{k} MAP@1 {v['map@1']:.3f} Success@5 {v['success@5']:.3f}" for k, v in log["retrieval"].items()))
+    shown = ("n_questions", "answered_when_answerable", "right_when_answerable", "p50_total_ms")
+    print("answers: " + ", ".join(f"{k} {log['answers'][k]}" for k in shown))
     write_json(args.out, log, ensure_ascii=False)
     shutil.rmtree(work, ignore_errors=True)
 

@@ -43,7 +43,8 @@ def main() -> None:
         if file.suffix.lower() in SUPPORTED_SUFFIXES:
             by_format[file.suffix.lower()].append(file)
     results = {}
-    print(f"{'format':7} {'files':>5} {'pages':>6} {'chunks':>6} {'convert s':>9} {'index s':>8} {'pages/s':>8} {'chunks/s':>8}")
+    print(f"{'format':7} {'files':>5} {'pages':>6} {'chunks':>6} {'convert s':>9} {'index s':>8} "
+          f"{'pages/s':>8} {'chunks/s':>8}")
     for suffix, files in sorted(by_format.items()):
         settings = load_settings()
         settings.storage_dir = Path(tempfile.mkdtemp(prefix="ragqa-bench-ingest-"))

@@ -31,7 +31,8 @@ def measure(search, qa: list[dict]) -> dict[str, float]:
         clock = time.perf_counter()
         nodes = search(item["question"])
         ms.append((time.perf_counter() - clock) * 1000)
-        per_question.append(question_metrics(*evidence_hits(item["evidence"], ranked(nodes)), item["evidence"]))
+        evidence = item["evidence"]
+        per_question.append(question_metrics(*evidence_hits(evidence, ranked(nodes)), evidence))
     metrics = aggregate(per_question)
     return {c: round(metrics[c], 3) for c in COLUMNS} | {"p50_ms": round(statistics.median(ms), 2)}
 

@@ -31,10 +31,14 @@ ANSWER = (
 )
 CHUNKS = [
     "Frontal impact test FT-2024-07. Full-width rigid barrier at 56 km/h. Two Hybrid III dummies, belted.",
-    "| Measurement | Driver | Passenger | Limit |\n| HIC15 | 412 | 388 | 700 |\n| Chest deflection (mm) | 31 | 28 | 42 |",
-    "All values stayed below their limits. The steering column moved 38 mm rearward. The driver airbag deployed 14 ms after first contact.",
-    "Side impact test SI-2024-03. | B-pillar intrusion (mm) | 142 | 120 | The reinforcement needs a thicker patch.",
-    "Side impact retest SI-2024-05. | B-pillar intrusion (mm) | 98 | 120 | This result supersedes SI-2024-03.",
+    "| Measurement | Driver | Passenger | Limit |\n| HIC15 | 412 | 388 | 700 |\n"
+    "| Chest deflection (mm) | 31 | 28 | 42 |",
+    "All values stayed below their limits. The steering column moved 38 mm rearward. "
+    "The driver airbag deployed 14 ms after first contact.",
+    "Side impact test SI-2024-03. | B-pillar intrusion (mm) | 142 | 120 | "
+    "The reinforcement needs a thicker patch.",
+    "Side impact retest SI-2024-05. | B-pillar intrusion (mm) | 98 | 120 | "
+    "This result supersedes SI-2024-03.",
 ]
 
 

@@ -73,7 +73,8 @@ def korean_pdf(path: Path) -> Path:
 
 def scanned(image: Image.Image, rng: random.Random) -> Image.Image:
     """The page as a scanner gives it back: slightly turned, noisy, with specks."""
-    image = image.convert("L").rotate(rng.uniform(-1.5, 1.5), resample=Image.BICUBIC, expand=True, fillcolor=255)
+    image = image.convert("L").rotate(rng.uniform(-1.5, 1.5), resample=Image.BICUBIC, expand=True,
+                                      fillcolor=255)
     image = image.filter(ImageFilter.GaussianBlur(0.6))
     pixels = np.asarray(image, dtype=np.float32)
     noise = np.random.default_rng(rng.randrange(2**32)).normal(0, 18, pixels.shape)
@@ -166,7 +167,8 @@ def retrieval(rng: random.Random) -> dict:
     convert(copy, copy.name, load_settings().ingest)
     seconds = time.perf_counter() - clock
     print(f"converting the scanned copy: {count} pages in {seconds:.1f} s = {count / seconds:.2f} pages/s")
-    result: dict = {"scan_convert": {"pages": count, "seconds": round(seconds, 1), "pages_per_s": round(count / seconds, 3)}}
+    result: dict = {"scan_convert": {"pages": count, "seconds": round(seconds, 1),
+                                     "pages_per_s": round(count / seconds, 3)}}
     qa = answerable(original.qa)
     for corpus in (original, scan):
         clock = time.perf_counter()
@@ -174,7 +176,8 @@ def retrieval(rng: random.Random) -> dict:
         built = time.perf_counter() - clock
         stages, _ = evaluate_stages(settings, qa, 20, progress=False)
         result[corpus.name] = {stage: round(row["map@1"], 3) for stage, row in stages.items()}
-        result[corpus.name + "_success@5"] = {stage: round(row["success@5"], 3) for stage, row in stages.items()}
+        result[corpus.name + "_success@5"] = {
+            stage: round(row["success@5"], 3) for stage, row in stages.items()}
         print(f"{corpus.name}: MAP@1 by stage {result[corpus.name]} (store ready in {built:.0f} s)")
     return result
 
@@ -198,7 +201,8 @@ def headings(pdf_path: Path, first: int, count: int, rng: random.Random) -> dict
         if mark.get_dest() is not None and (mark.get_dest().get_index() or 0) + 1 in numbers
     ]
     pdf.close()
-    found = [b.text.lstrip("# ") for b in convert(scan, scan.name, load_settings().ingest).blocks if b.kind == "heading"]
+    blocks = convert(scan, scan.name, load_settings().ingest).blocks
+    found = [b.text.lstrip("# ") for b in blocks if b.kind == "heading"]
 
     def alike(title: str, heading: str) -> bool:
         """The heading reads like the title, its number ("4.2", "제4장") and spacing aside."""
@@ -207,9 +211,10 @@ def headings(pdf_path: Path, first: int, count: int, rng: random.Random) -> dict
 
     hits = sum(any(alike(title, heading) for heading in found) for title in outline)
     spurious = sum(not any(alike(title, heading) for title in outline) for heading in found)
-    row = {"pages": len(numbers), "outline": len(outline), "found": hits, "headings": len(found), "spurious": spurious}
-    print(f"headings on scanned {pdf_path.name} pp. {numbers[0]}-{numbers[-1]}: {hits} of {len(outline)} outline "
-          f"headings found; {spurious} of {len(found)} headings match none")
+    row = {"pages": len(numbers), "outline": len(outline), "found": hits, "headings": len(found),
+           "spurious": spurious}
+    print(f"headings on scanned {pdf_path.name} pp. {numbers[0]}-{numbers[-1]}: {hits} of {len(outline)} "
+          f"outline headings found; {spurious} of {len(found)} headings match none")
     return row
 
 
@@ -225,7 +230,8 @@ def text_layer_cost() -> dict:
             convert(ENGLISH_PDF, ENGLISH_PDF.name, cfg)
             runs.append(time.perf_counter() - clock)
         timings[mode] = round(min(runs), 2)
-    print(f"converting debian-faq.en.pdf (text layer): ocr=off {timings['off']} s, ocr=auto {timings['auto']} s")
+    print(f"converting debian-faq.en.pdf (text layer): ocr=off {timings['off']} s, "
+          f"ocr=auto {timings['auto']} s")
     return timings
 
 
@@ -233,7 +239,8 @@ def main() -> None:
     parser = arguments("ocr")
     parser.add_argument("--pages", type=int, default=12, help="Pages per language.")
     parser.add_argument(
-        "--engines", default="tesseract", help="tesseract[:psm] and/or rapidocr (comma-separated), e.g. tesseract:3,tesseract:4"
+        "--engines", default="tesseract",
+        help="tesseract[:psm] and/or rapidocr (comma-separated), e.g. tesseract:3,tesseract:4",
     )
     parser.add_argument("--retrieval", action="store_true", help="Also the scanned-PDF retrieval comparison.")
     parser.add_argument("--seed", type=int, default=0)
@@ -258,8 +265,8 @@ def main() -> None:
         for language, sample in samples.items():
             row = measure(name, languages, sample)
             results["ocr"][f"{name}/{language}"] = row
-            print(f"{name:10} {language:4} {row['pages']:>5} {row['accuracy']:>9.4f} {row['accuracy_min']:>7.4f} "
-                  f"{row['accuracy_no_spaces']:>9.4f} {row['pages_per_s']:>8.3f}")
+            print(f"{name:10} {language:4} {row['pages']:>5} {row['accuracy']:>9.4f} "
+                  f"{row['accuracy_min']:>7.4f} {row['accuracy_no_spaces']:>9.4f} {row['pages_per_s']:>8.3f}")
     results["text_layer_convert_s"] = text_layer_cost()
     if args.retrieval:
         results["retrieval_map@1"] = retrieval(rng)

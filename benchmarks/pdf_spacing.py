@@ -1,6 +1,7 @@
 """Word spacing kept per PDF strategy: the share of the text layer's spaces each strategy keeps.
 
-    .venv/bin/python benchmarks/pdf_spacing.py [PDF ...] [--strategies text,layout,anchored,markdown] [--out FILE]
+    .venv/bin/python benchmarks/pdf_spacing.py [PDF ...] [--strategies text,layout,anchored,markdown]
+        [--out FILE]
 
 Devbench's PDF is always measured, then the PDFs given. The reference is pypdfium2's text of
 each page; each strategy's text for that page (its blocks anchored there) is aligned with it
@@ -60,14 +61,15 @@ def main() -> None:
     english = DEVBENCH / "docs/debian-faq.en.pdf"
     paths = ([english] if english.is_file() else []) + args.paths
     results: dict[str, dict] = {}
-    print(f"{'pdf':28} {'strategy':9} {'min':>6} {'mean':>6} {'worst':>5} {'spaces':>7} {'added':>6} {'convert s':>9}")
+    print(f"{'pdf':28} {'strategy':9} {'min':>6} {'mean':>6} {'worst':>5} {'spaces':>7} {'added':>6} "
+          f"{'convert s':>9}")
     for path in paths:
         layer = pdf_text_layer(path).pages
         results[path.name] = {}
         for strategy in args.strategies.split(","):
             row = results[path.name][strategy] = measure(path, strategy, layer)
-            print(f"{path.name[:28]:28} {strategy:9} {row['min']:6.3f} {row['mean']:6.3f} {row['worst_page'] or '-':>5} "
-                  f"{row['spaces']:7} {row['added']:6} {row['convert_s']:9.2f}")
+            print(f"{path.name[:28]:28} {strategy:9} {row['min']:6.3f} {row['mean']:6.3f} "
+                  f"{row['worst_page'] or '-':>5} {row['spaces']:7} {row['added']:6} {row['convert_s']:9.2f}")
     write_json(args.out, results)
 
 

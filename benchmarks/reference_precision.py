@@ -89,7 +89,8 @@ def build_gold(settings, qa: list[dict]) -> list[dict]:
             if sentence and sentence not in sentences:
                 sentences.append(sentence)
                 gold.append([j for j, c in enumerate(chunks) if normalise(sentence) in normalise(c)])
-        outside = [d for d, m in zip(everything["documents"], everything["metadatas"]) if m["doc"] not in docs]
+        pairs = zip(everything["documents"], everything["metadatas"])
+        outside = [d for d, m in pairs if m["doc"] not in docs]
         foreign = pick(usable(pick(outside, item["id"]) or ""), item["id"] + "x")
         if foreign:
             sentences.append(foreign)
@@ -108,7 +109,8 @@ def with_annotations(items: list[dict]) -> list[dict]:
         note = notes.get(item["id"])
         if note and note["sentences"] == item["answer_sentences"]:
             ids = [c["chunk_id"] for c in item["chunks"]]
-            item = item | {"gold": [[ids.index(c) for c in chunks if c in ids] for chunks in note["supported_by"]]}
+            gold = [[ids.index(c) for c in chunks if c in ids] for chunks in note["supported_by"]]
+            item = item | {"gold": gold}
         done.append(item)
     print(f"gold: {sum(a is not b for a, b in zip(done, items))} of {len(items)} answers annotated")
     return done
@@ -190,17 +192,21 @@ def report(name: str, settings, items: list[dict], gold_file: Path) -> dict:
     for variant, scorer in (("bi-encoder alone", encoder), ("configured", support_scorer(settings, encoder))):
         metrics, _rows = evaluate_references(settings, items, scorer, progress=False)
         results[metrics["scorer"]] = metrics | {
-            "gold_file": str(gold_file), "unsupported_sentences": sum(1 for i in items for g in i["gold"] if not g)
+            "gold_file": str(gold_file),
+            "unsupported_sentences": sum(1 for i in items for g in i["gold"] if not g),
         }
-        print(f"\n{name}, {metrics['scorer']} ({variant}): {len(items)} answers, {metrics['n_sentences']} sentences")
+        print(f"\n{name}, {metrics['scorer']} ({variant}): {len(items)} answers, "
+              f"{metrics['n_sentences']} sentences")
         for point in metrics["by_threshold"]:
-            print(f"  threshold {point['threshold']:.2f}  precision {point['precision']:.3f}  coverage {point['coverage']:.3f}")
+            print(f"  threshold {point['threshold']:.2f}  precision {point['precision']:.3f}  "
+                  f"coverage {point['coverage']:.3f}")
     return results
 
 
 def main() -> None:
     parser = arguments("references")
-    parser.add_argument("--generated", action="append", default=[], help="NAME=QA file of `ragqa qa generate`")
+    parser.add_argument("--generated", action="append", default=[],
+                        help="NAME=QA file of `ragqa qa generate`")
     args = parser.parse_args()
     generated = {"sample": REPO_ROOT / "data/sample/generated_qa.jsonl",
                  "debian_faq_en_html": ANNOTATIONS.with_name("generated_qa-debian_faq_en_html.jsonl")}
@@ -213,17 +219,21 @@ def main() -> None:
             continue
         settings = indexed(found[name])
         copied = build_gold(settings, [q for q in load_qa(found[name].qa) if q.get("answerable", True)])
-        results[name] = report(f"{name} copied", settings, copied, args.out.with_name(f"reference-gold-{name}.jsonl"))
+        results[name] = report(f"{name} copied", settings, copied,
+                               args.out.with_name(f"reference-gold-{name}.jsonl"))
         if Path(generated.get(name, "")).is_file():
             items = build_generated_gold(settings, load_qa(Path(generated[name])))
             results[f"{name}_generated"] = report(
-                f"{name} generated", settings, items, args.out.with_name(f"reference-gold-{name}-generated.jsonl")
+                f"{name} generated", settings, items,
+                args.out.with_name(f"reference-gold-{name}-generated.jsonl"),
             )
     if {"debian_faq_en_html", "debian_faq_ko_html"} <= set(found):
         en, ko = found["debian_faq_en_html"], found["debian_faq_ko_html"]
-        for chunks, answers, name in ((ko, en, "english_answers_korean_chunks"), (en, ko, "korean_answers_english_chunks")):
+        pairs = ((ko, en, "english_answers_korean_chunks"), (en, ko, "korean_answers_english_chunks"))
+        for chunks, answers, name in pairs:
             items = build_crosslingual_gold(indexed(chunks), load_qa(chunks.qa), load_qa(answers.qa))
-            results[name] = report(name, indexed(chunks), items, args.out.with_name(f"reference-gold-{name}.jsonl"))
+            results[name] = report(name, indexed(chunks), items,
+                                   args.out.with_name(f"reference-gold-{name}.jsonl"))
     write_json(args.out, results)
 
 

@@ -39,7 +39,8 @@ def main() -> None:
         retriever = hybrid_retriever(settings, embedding, MockLLM(), top_n=n)
         times = []
         for question in questions:
-            rerank = build_rerank_stage(settings, store, embedding)  # fresh: the question is embedded when timed
+            # fresh: the question is embedded when timed
+            rerank = build_rerank_stage(settings, store, embedding)
             nodes = retriever.retrieve(question)
             started = time.perf_counter()
             rerank.postprocess_nodes(nodes, query_bundle=QueryBundle(question))

@@ -29,7 +29,8 @@ from rag.settings import REPO_ROOT, Settings, load_settings
 from rag.store import vector_store
 
 DEVBENCH = REPO_ROOT.parent / "shared" / "devbench"
-COLUMNS = ["map@1", "map@5", "success@1", "success@5", "evidence_recall@5", "mean_evidence_rank", "source_traceability"]
+COLUMNS = ["map@1", "map@5", "success@1", "success@5", "evidence_recall@5", "mean_evidence_rank",
+           "source_traceability"]
 
 
 def evaluate(settings: Settings, qa: list[dict], top_n: int = 10) -> dict:
@@ -72,7 +73,8 @@ def main() -> None:
     args = parser.parse_args()
     pdf_qa = load_qa(DEVBENCH / "qa/debian_faq_en_pdf.jsonl")
     pdf = [DEVBENCH / "docs/debian-faq.en.pdf"]
-    strategies = {s: run(pdf, pdf_qa, ingest={"pdf_strategy": s}) for s in ("text", "layout", "markdown", "anchored")}
+    strategies = {s: run(pdf, pdf_qa, ingest={"pdf_strategy": s})
+                  for s in ("text", "layout", "markdown", "anchored")}
     show("PDF strategies, debian-faq.en.pdf, dense top-10 (gold: page)", strategies)
     sample_qa = load_qa(REPO_ROOT / "data/sample/qa.jsonl")
     sample = [REPO_ROOT / "data/sample/docs"]

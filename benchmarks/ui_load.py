@@ -70,7 +70,8 @@ def user(url: str, questions: list[str], rows: list[dict]) -> None:
         client = Client(url, verbose=False)  # a fresh chat: no history, so no follow-up rewriting
         submitted = time.perf_counter()
         # message, documents, header filters, threshold, top-n, top-k
-        job = client.submit(question, [], "", CFG.support.threshold, CFG.retrieval.retrieve_k, CFG.retrieval.keep_k, api_name="/chat")
+        job = client.submit(question, [], "", CFG.support.threshold, CFG.retrieval.retrieve_k,
+                            CFG.retrieval.keep_k, api_name="/chat")
         started = first = None
         while not job.done():
             status = job.status()
@@ -83,7 +84,8 @@ def user(url: str, questions: list[str], rows: list[dict]) -> None:
         job.result()
         done = time.perf_counter()
         rows.append({"question": question, "queue_wait_s": round((started or submitted) - submitted, 2),
-                     "first_text_s": round((first or done) - submitted, 2), "answer_s": round(done - submitted, 2)})
+                     "first_text_s": round((first or done) - submitted, 2),
+                     "answer_s": round(done - submitted, 2)})
 
 
 def browser(url: str, questions: list[str]) -> list[dict]:
@@ -104,12 +106,13 @@ def browser(url: str, questions: list[str]) -> list[dict]:
             bot = page.locator('[data-testid="bot"]').first
             clock = time.perf_counter()
             page.locator("#question textarea").press("Enter")
-            page.wait_for_function("el => el.innerText.trim().length > 0", arg=bot.element_handle(timeout=300_000),
-                                   timeout=300_000)
+            page.wait_for_function("el => el.innerText.trim().length > 0",
+                                   arg=bot.element_handle(timeout=300_000), timeout=300_000)
             first = time.perf_counter() - clock
             page.wait_for_function("el => /refs:|unsupported|Refused|Cannot answer/.test(el.innerText)",
                                    arg=bot.element_handle(), timeout=300_000)
-            rows.append({"question": question, "first_text_s": round(first, 2), "answer_s": round(time.perf_counter() - clock, 2)})
+            rows.append({"question": question, "first_text_s": round(first, 2),
+                         "answer_s": round(time.perf_counter() - clock, 2)})
         chromium.close()
     return rows
 
@@ -118,7 +121,8 @@ def main() -> None:
     parser = arguments("ui-load")
     parser.add_argument("--users", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--store", type=Path, help="An ingested storage folder (default: a fresh sample store).")
+    parser.add_argument("--store", type=Path,
+                        help="An ingested storage folder (default: a fresh sample store).")
     parser.add_argument("--port", type=int, default=7871)
     args = parser.parse_args()
 
@@ -126,7 +130,8 @@ def main() -> None:
     if storage is None:
         storage = Path(tempfile.mkdtemp(prefix="ragqa-ui-load-")) / "storage"
         env = dict(os.environ, RAGQA_STORAGE_DIR=str(storage))
-        subprocess.run([str(Path(sys.executable).parent / "ragqa"), "ingest", str(REPO / "data/sample/docs")], env=env, check=True)
+        ragqa = str(Path(sys.executable).parent / "ragqa")
+        subprocess.run([ragqa, "ingest", str(REPO / "data/sample/docs")], env=env, check=True)
     process = serve(storage, args.port)
     url = f"http://127.0.0.1:{args.port}/"
     try:
@@ -145,7 +150,8 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(30)
-    summary = {"browser": {key: round(statistics.median(r[key] for r in seen), 2) for key in ("first_text_s", "answer_s")},
+    summary = {"browser": {key: round(statistics.median(r[key] for r in seen), 2)
+                           for key in ("first_text_s", "answer_s")},
                "users": args.users, "rounds": args.rounds, "answers": len(rows), "wall_s": round(wall, 1)}
     for key in ("queue_wait_s", "first_text_s", "answer_s"):
         values = [row[key] for row in rows]
