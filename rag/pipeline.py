@@ -109,7 +109,9 @@ class RagPipeline:
             clock = now
 
         retriever = self.current_retriever(metadata_filters(docs, where), top_n)
-        reranker = self.reranker if top_k in (None, self.reranker.top_n) else self.reranker.model_copy(update={"top_n": top_k})
+        reranker = self.reranker
+        if top_k not in (None, reranker.top_n):
+            reranker = reranker.model_copy(update={"top_n": top_k})
         query = replace(query, translated=self._translated(query.standalone))
         if query.translated:
             lap("translate")

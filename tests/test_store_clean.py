@@ -26,7 +26,8 @@ def test_clean_storage_clears_all_of_the_index(base_settings, tmp_path):
     kept.write_text("{}\n", encoding="utf-8")
     assert store.lexical_file.is_file() and store.docstore_file.is_file() and store.chroma_dir.is_dir()
 
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir),
+               RAGQA_MODELS_DIR=str(settings.models_dir))
     subprocess.run(["make", "-s", "clean-storage"], cwd=REPO, env=env, check=True, capture_output=True)
 
     assert [path for path in store.clean_paths() if path.exists()] == []
