@@ -17,11 +17,10 @@ from ingestion.convert import convert
 from ingestion.document import DocumentLoadError
 from ingestion.pipeline import ingest
 from rag.models import build_embedding
-from rag.postprocessors import build_reranker
+from rag.postprocessors import build_rerank_stage
 from rag.retrieval import hybrid_retriever
-from rag.scoring import build_scorer, encoder_beside, reuse_stored_vectors
 from rag.settings import IngestSettings
-from rag.store import collection
+from rag.store import Store
 
 pytestmark = pytest.mark.debian("tesseract-ocr", "tesseract-ocr-eng")
 
@@ -254,11 +253,9 @@ def store(base_settings, tmp_path_factory):
 def retrieve(settings, question: str):
     """Hybrid retrieval and the reranker, as the pipeline runs them before the LLM."""
     embedding = build_embedding(settings)
-    scorer = build_scorer(settings, embedding)
-    encoder = encoder_beside(scorer, settings, embedding)
     nodes = hybrid_retriever(settings, embedding, MockLLM()).retrieve(QueryBundle(question))
-    reuse_stored_vectors(encoder, collection(settings), nodes)
-    return build_reranker(settings, encoder, scorer, settings.retrieval.keep_k).postprocess_nodes(nodes, query_bundle=QueryBundle(question))
+    rerank = build_rerank_stage(settings, Store(settings), embedding)
+    return rerank.postprocess_nodes(nodes, query_bundle=QueryBundle(question))
 
 
 def test_a_chart_value_answers_a_question(store):
