@@ -10,8 +10,9 @@ from llama_index.core.schema import MetadataMode
 
 from evaluation.gold import load_qa, satisfies
 from rag.models import build_embedding
-from rag.scoring import CALIBRATION_FILE, build_scorer
-from rag.store import all_nodes
+from rag.postprocessors import build_rerank_stage
+from rag.scoring import CALIBRATION_FILE, bi_encoder
+from rag.store import Store, all_nodes
 from training.qa_generation import QAGenerator, generate_qa, parse_pairs
 from training.pairs import Recipe, training_pairs
 from training.reranker import train_reranker
@@ -132,7 +133,7 @@ def test_trained_cross_encoder_is_the_scorer(indexed, generated, tmp_path):
     saved = json.loads((out / "ragqa_training.json").read_text())
     assert saved["recipe"]["layers"] == 2 and not out.with_name("reranker.partial").exists()
     settings = fresh_settings(indexed, indexed.storage_dir, rerank={"method": "cross-encoder", "cross_encoder_path": str(out)})
-    scorer = build_scorer(settings, embedding=None)
+    scorer = build_rerank_stage(settings, Store(settings), embedding=None).scorer
     assert scorer.kind == "cross-encoder" and scorer.model.model.config.num_hidden_layers == 2
     battery, cafeteria = sorted(
         (n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(indexed)), key=lambda t: "Orion" not in t
@@ -150,7 +151,7 @@ def test_tuned_retriever_carries_its_calibration(indexed, generated, tmp_path):
     calibration = json.loads((out / CALIBRATION_FILE).read_text())
     assert calibration == summary["calibration"] and calibration["scale"] > 0
     settings = fresh_settings(indexed, indexed.storage_dir, embedding={"model_path": str(out), "backend": "torch"})
-    scorer = build_scorer(settings, build_embedding(settings))
+    scorer = bi_encoder(settings, build_embedding(settings))
     assert scorer.kind == "bi-encoder" and (scorer.center, scorer.scale) == (calibration["center"], calibration["scale"])
     battery, cafeteria = sorted(
         (n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(indexed)), key=lambda t: "Orion" not in t
