@@ -133,7 +133,8 @@ def _loopback(host) -> bool:
 def no_network(monkeypatch):
     """Every non-loopback connect or name lookup fails; the attempts are listed."""
     attempts: list = []
-    real_connect, real_connect_ex, real_getaddrinfo = socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
+    real_connect, real_connect_ex, real_getaddrinfo = (socket.socket.connect, socket.socket.connect_ex,
+                                                       socket.getaddrinfo)
 
     def guard(address):
         if isinstance(address, tuple) and not _loopback(address[0]):
@@ -159,7 +160,8 @@ def no_network(monkeypatch):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "debian(*packages): the test needs these Debian packages (scripts/debian-packages)")
+    config.addinivalue_line("markers", "debian(*packages): the test needs these Debian packages "
+                                       "(scripts/debian-packages)")
 
 
 _missing_packages: set[str] | None = None
@@ -175,7 +177,8 @@ def pytest_runtest_setup(item):
         return
     if _missing_packages is None:
         script = Path(__file__).resolve().parent.parent / "scripts" / "debian-packages"
-        listed = subprocess.run(["bash", str(script), "--missing", "test"], capture_output=True, text=True, check=True)
+        listed = subprocess.run(["bash", str(script), "--missing", "test"], capture_output=True, text=True,
+                                check=True)
         _missing_packages = set(listed.stdout.split())
     missing = [package for package in wanted if package in _missing_packages]
     if missing:

@@ -38,10 +38,12 @@ def crash_deck_pptx(path: Path) -> Path:
     deck = Presentation()
     title = deck.slides.add_slide(deck.slide_layouts[0])
     title.shapes.title.text = "Frontal impact test FT-2024-09"
-    title.placeholders[1].text = "Test Name: FT-2024-09\nRegion: Europe\nState: Final\nPurpose: Check the new bumper beam"
+    title.placeholders[1].text = ("Test Name: FT-2024-09\nRegion: Europe\nState: Final\n"
+                                  "Purpose: Check the new bumper beam")
     results = deck.slides.add_slide(deck.slide_layouts[5])
     results.shapes.title.text = "Results"
-    rows = [("Measurement", "Driver", "Limit"), ("HIC15", "455", "700"), ("Chest deflection (mm)", "33", "42")]
+    rows = [("Measurement", "Driver", "Limit"), ("HIC15", "455", "700"),
+            ("Chest deflection (mm)", "33", "42")]
     table = results.shapes.add_table(len(rows), 3, Inches(1), Inches(2), Inches(8), Inches(2)).table
     for r, row in enumerate(rows):
         for c, value in enumerate(row):
@@ -142,7 +144,8 @@ def encrypted_office(path: Path) -> Path:
     def entry(name: str, kind: int, child: int, right: int, start: int, size: int) -> bytes:
         encoded = name.encode("utf-16-le") + b"\0\0"
         return (encoded.ljust(64, b"\0") + struct.pack("<HBB", len(encoded), kind, 1)
-                + struct.pack("<III", free, right, child) + bytes(16 + 4 + 16) + struct.pack("<IQ", start, size))
+                + struct.pack("<III", free, right, child) + bytes(16 + 4 + 16)
+                + struct.pack("<IQ", start, size))
 
     directory = (entry("Root Entry", 5, 1, free, end, 0)
                  + entry(streams[0][0], 2, free, 2, first[0], len(streams[0][1]))

@@ -47,15 +47,18 @@ def test_table_cell_is_read_and_cited(answers_pipeline, question, value, doc):
 
 
 def test_korean_question_over_english_documents(answers_pipeline):
-    answer = answers_pipeline.answer("FT-2024-07 시험에서 운전석 에어백은 첫 접촉 후 몇 ms 만에 전개되었나요?")
-    assert answer.translated_question and not hangul_script(answer.translated_question)  # retrieved in English
+    answer = answers_pipeline.answer("FT-2024-07 시험에서 운전석 에어백은 "
+                                     "첫 접촉 후 몇 ms 만에 전개되었나요?")
+    # retrieved in English
+    assert answer.translated_question and not hangul_script(answer.translated_question)
     assert answer.answerable, answer.answer
     assert hangul_script(answer.answer) and states_answer(answer.answer, "14 ms"), answer.answer
     assert "FT-2024-07.pptx" in cited(answer), answer.segments
 
 
 def test_english_question_over_a_korean_document(answers_pipeline):
-    answer = answers_pipeline.answer("In test TR-07, how many seconds after heating began did thermal runaway occur?")
+    answer = answers_pipeline.answer("In test TR-07, how many seconds after heating began "
+                                     "did thermal runaway occur?")
     assert answer.answerable, answer.answer
     assert not hangul_script(answer.answer) and states_answer(answer.answer, "438"), answer.answer
     assert "thermal-runaway-ko.md" in cited(answer), answer.segments

@@ -60,10 +60,12 @@ def test_twice_the_size_takes_about_twice_the_time():
 
 def test_a_document_over_the_text_limit_is_refused_in_one_line(tmp_path):
     page = tmp_path / "export.html"
-    page.write_text("<html><body>" + "<p>Sled test run with its dummy readings.</p>" * 3000 + "</body></html>",
+    page.write_text("<html><body>" + "<p>Sled test run with its dummy readings.</p>" * 3000
+                    + "</body></html>",
                     encoding="utf-8")
     limited = IngestSettings(max_text_chars=100_000)
-    with pytest.raises(DocumentLoadError, match=r"^114,000 characters of text, over the limit of 100,000 for one "
+    with pytest.raises(DocumentLoadError, match=r"^114,000 characters of text, "
+                       r"over the limit of 100,000 for one "
                        r"document \(ingest.max_text_chars\): split the file into smaller ones$"):
         convert(page, "export.html", limited)
     notes = tmp_path / "notes.txt"

@@ -42,7 +42,8 @@ def test_too_long_question_is_refused_and_context_shrinks_to_fit(indexed, pipeli
     cfg = pipeline.settings.llm
     limit = cfg.n_ctx - cfg.max_new_tokens - 16
     top = pipeline.current_retriever().retrieve(QueryBundle(BATTERY_Q))
-    long_question = "Battery pack, " * 250 + BATTERY_Q  # the prompt holds it twice: before and after the context
+    # the prompt holds it twice: before and after the context
+    long_question = "Battery pack, " * 250 + BATTERY_Q
     for step, room in ((10, 200), (1, 60)):
         while pipeline.count_tokens(pipeline._prompt(long_question, "")) < limit - room:
             long_question = "Battery pack nail penetration test, " * step + long_question
@@ -58,10 +59,12 @@ def test_filters_that_match_nothing_say_so(indexed, monkeypatch, tmp_path):
     # An id with a folder in it: the user types only the file name.
     nested = fresh_settings(indexed, tmp_path / "storage")
     (tmp_path / "docs" / "reports").mkdir(parents=True)
-    (tmp_path / "docs" / "reports" / "battery.md").write_text("# Battery\n\nThe Orion pack reached 61 C.", encoding="utf-8")
+    (tmp_path / "docs" / "reports" / "battery.md").write_text("# Battery\n\nThe Orion pack reached 61 C.",
+                                                              encoding="utf-8")
     ingest([tmp_path / "docs"], nested, progress=False)
     line = one_line_error(cli(monkeypatch, nested, "ask", BATTERY_Q, "--doc", "battery.md"), 2)
-    assert "no indexed document has the id 'battery.md'" in line and "did you mean 'reports/battery.md'" in line
+    assert ("no indexed document has the id 'battery.md'" in line
+            and "did you mean 'reports/battery.md'" in line)
     line = one_line_error(cli(monkeypatch, indexed, "ask", BATTERY_Q, "--where", "Regio=Europe"), 2)
     assert "no document has a header field 'Regio'" in line
     line = one_line_error(cli(monkeypatch, indexed, "ask", BATTERY_Q, "--where", "Title=Atlantis"), 2)
@@ -70,13 +73,16 @@ def test_filters_that_match_nothing_say_so(indexed, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "needle"),
-    [("", "no questions in the file"), ('["q1", "What?"]\n', ":1: a question must be a JSON object, not a list"),
+    [("", "no questions in the file"),
+     ('["q1", "What?"]\n', ":1: a question must be a JSON object, not a list"),
      ('{"id": "q1", "question": "A?"}\n{"id": "q2"}\n', ":2: the question has no question"),
      # Metrics would count one row for the two.
      ('{"id": "q1", "question": "A?"}\n{"id": "q2", "question": "B?"}\n{"id": "q1", "question": "C?"}\n',
       ":3: id 'q1' is already on line 1"),
-     ('{"id": "q1", "question": "A?", "evidence": "battery.md"}\n', ":1: evidence: Input should be a valid list"),
-     ('{"id": "q1", "question": "A?", "evidence": [{"page": 2}]}\n', ":1: evidence[0]: an evidence item needs its doc"),
+     ('{"id": "q1", "question": "A?", "evidence": "battery.md"}\n',
+      ":1: evidence: Input should be a valid list"),
+     ('{"id": "q1", "question": "A?", "evidence": [{"page": 2}]}\n',
+      ":1: evidence[0]: an evidence item needs its doc"),
      ('{"id": "q1", "question": "A?", "evidence": [{"doc": "battery.md", "page": "2"}]}\n',
       ":1: evidence[0].page: Input should be a valid integer")],
 )
@@ -110,21 +116,26 @@ def test_bad_option_values_get_one_line(indexed, monkeypatch):
         one_line_error(cli(monkeypatch, indexed, *command, "--out", "/"), 2, "--out / is a folder")
     from conftest import FIXTURES
 
-    line = one_line_error(cli(monkeypatch, indexed, "eval", "references", "--gold", str(FIXTURES / "references_gold.jsonl"),
+    line = one_line_error(cli(monkeypatch, indexed, "eval", "references",
+                              "--gold", str(FIXTURES / "references_gold.jsonl"),
                               "--vary", "support.threshold=0.5,7"), 1)
-    assert line == "error: --vary support.threshold=7: support.threshold: Input should be less than or equal to 1"
+    assert line == ("error: --vary support.threshold=7: support.threshold: "
+                    "Input should be less than or equal to 1")
     # Every value is checked before the first variant ingests its corpus.
-    line = one_line_error(cli(monkeypatch, indexed, "eval", "retrieval", "--qa", str(FIXTURES / "qa.jsonl"), "--corpus",
-                              str(FIXTURES / "battery.md"), "--vary", "chunking.chunk_size=900,0"), 1)
+    line = one_line_error(cli(monkeypatch, indexed, "eval", "retrieval", "--qa", str(FIXTURES / "qa.jsonl"),
+                              "--corpus", str(FIXTURES / "battery.md"),
+                              "--vary", "chunking.chunk_size=900,0"), 1)
     assert line == "error: --vary chunking.chunk_size=0: chunking.chunk_size: Input should be greater than 0"
     for limit in ("0", "-5"):  # 0 meant every chunk, -5 "ingest documents first"
         result = cli(monkeypatch, indexed, "qa", "generate", "--limit", limit)
-        assert result.exit_code == 2 and f"Invalid value for '--limit': {limit} is not in the range x>=1" in result.output
+        assert (result.exit_code == 2
+                and f"Invalid value for '--limit': {limit} is not in the range x>=1" in result.output)
 
 
 def test_report_on_a_folder_that_is_not_a_run(indexed, monkeypatch, tmp_path):
     one_line_error(cli(monkeypatch, indexed, "report", str(tmp_path)), 1, "is not a run folder")
-    one_line_error(cli(monkeypatch, indexed, "report", str(tmp_path), str(tmp_path)), 1, "is not a run folder")
+    one_line_error(cli(monkeypatch, indexed, "report", str(tmp_path), str(tmp_path)), 1,
+                   "is not a run folder")
 
 
 def test_missing_models_are_found_and_named(base_settings, monkeypatch, tmp_path):
@@ -179,7 +190,8 @@ def test_chat_rewrites_a_follow_up_from_the_earlier_turn(sample_indexed, monkeyp
     assert "FT-2024-07" in rewritten and "passenger" in rewritten.lower(), result.output
     pipeline = RagPipeline(sample_indexed)
     query = QueryBundle(rewritten)
-    top = pipeline.reranker.postprocess_nodes(pipeline.current_retriever().retrieve(query), query_bundle=query)
+    top = pipeline.reranker.postprocess_nodes(pipeline.current_retriever().retrieve(query),
+                                              query_bundle=query)
     assert top[0].node.metadata["doc"] == "FT-2024-07.pptx"
     assert pipeline.rewriter.standalone(rewritten, []) == rewritten  # no history: no rewriting
 
@@ -194,14 +206,16 @@ def test_documents_are_listed_and_removed(base_settings, monkeypatch, tmp_path):
     assert cli(monkeypatch, settings, "ingest", str(FIXTURES / "battery.md"), str(FIXTURES / "cafeteria.md"),
                str(odd)).exit_code == 0
     listed = cli(monkeypatch, settings, "documents").stdout.splitlines()
-    assert [line.split("\t")[0] for line in listed] == ["battery.md", "cafeteria.md", "tab\\there\\nand a line.md"]
+    assert [line.split("\t")[0] for line in listed] == ["battery.md", "cafeteria.md",
+                                                        "tab\\there\\nand a line.md"]
     assert all(len(line.split("\t")) == 4 for line in listed)
     assert listed[0].split("\t")[3] == str(FIXTURES / "battery.md")
     assert listed[2].split("\t")[3] == str(odd).replace("\t", "\\t").replace("\n", "\\n")
     removed = cli(monkeypatch, settings, "remove", "battery.md", odd.name, "nothing.md")
     assert removed.exit_code == 1 and "removed battery.md" in removed.output
     assert "error: not indexed: nothing.md" in removed.output
-    assert [line.split("\t")[0] for line in cli(monkeypatch, settings, "documents").stdout.splitlines()] == ["cafeteria.md"]
+    assert [line.split("\t")[0]
+            for line in cli(monkeypatch, settings, "documents").stdout.splitlines()] == ["cafeteria.md"]
 
 
 def test_the_config_in_the_working_folder_is_in_force_and_named(base_settings, monkeypatch, tmp_path):
@@ -238,7 +252,8 @@ def test_a_port_the_servers_cannot_use_is_one_line(indexed, monkeypatch):
     monkeypatch.setattr(rag.pipeline.RagPipeline, "__init__", no_pipeline)
     for command in ("serve", "embed-server"):
         result = cli(monkeypatch, indexed, command, "--port", "99999")
-        assert result.exit_code == 2 and "Invalid value for '--port': 99999 is not in the range 1<=x<=65535" in result.output
+        assert (result.exit_code == 2
+                and "Invalid value for '--port': 99999 is not in the range 1<=x<=65535" in result.output)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -280,7 +295,8 @@ def test_ingest_prune_and_reset_from_the_command_line(base_settings, monkeypatch
     from rag.settings import load_settings
     from rag.store import collection
 
-    config = fork_config(tmp_path, monkeypatch, f'storage_dir = "state"\nmodels_dir = "{base_settings.models_dir}"\n')
+    config = fork_config(tmp_path, monkeypatch,
+                         f'storage_dir = "state"\nmodels_dir = "{base_settings.models_dir}"\n')
     docs, other = tmp_path / "docs", tmp_path / "other"
     docs.mkdir()
     other.mkdir()
@@ -304,7 +320,8 @@ def test_ingest_prune_and_reset_from_the_command_line(base_settings, monkeypatch
         return {m["doc"] for m in collection(settings).get(include=["metadatas"])["metadatas"]}
 
     def keyword_docs(word: str) -> set[str]:
-        return {n.node.metadata["doc"] for n in bm25_retriever(settings).retrieve(word) if word in n.node.get_content()}
+        return {n.node.metadata["doc"] for n in bm25_retriever(settings).retrieve(word)
+                if word in n.node.get_content()}
 
     assert run("ingest", str(docs)).startswith("2 files: 2 indexed")
     assert listed() == ["alpha.md", "bravo.md"] and stored_docs() == {"alpha.md", "bravo.md"}
@@ -312,7 +329,8 @@ def test_ingest_prune_and_reset_from_the_command_line(base_settings, monkeypatch
 
     (docs / "bravo.md").unlink()
     run("ingest", str(docs))
-    assert listed() == ["alpha.md", "bravo.md"] and stored_docs() == {"alpha.md", "bravo.md"}  # kept without --prune
+    # kept without --prune
+    assert listed() == ["alpha.md", "bravo.md"] and stored_docs() == {"alpha.md", "bravo.md"}
     assert "1 pruned" in run("ingest", "--prune", str(docs))
     last = json.loads((settings.reports_dir / "last_ingest.json").read_text())  # the same report, on disk
     assert (last["pruned"], last["unchanged"], last["failed"]) == (1, 1, [])
@@ -337,7 +355,8 @@ def test_models_prints_the_prepared_paths_and_redoes_nothing(base_settings, monk
         (models / stamp.name).write_bytes(stamp.read_bytes())
     config = fork_config(tmp_path, monkeypatch, 'storage_dir = "state"\nmodels_dir = "models"\n')
     before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in models.glob("*.stamp.json")}
-    expected = [f"llm: {models / base_settings.gguf_path.name}", f"embedding: {models / base_settings.embedding_path.name}",
+    expected = [f"llm: {models / base_settings.gguf_path.name}",
+                f"embedding: {models / base_settings.embedding_path.name}",
                 f"embedding-onnx: {models / base_settings.embedding_onnx_path.name}"]
     for _ in range(2):  # idempotent
         result = CliRunner().invoke(app, ["models", "--config", str(config)])
@@ -345,7 +364,8 @@ def test_models_prints_the_prepared_paths_and_redoes_nothing(base_settings, monk
         assert result.stdout.splitlines() == expected
     assert all((models / model.name).is_symlink() for model in prepared)
     assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in models.glob("*.stamp.json")} == before
-    assert sorted(p.name for p in models.iterdir()) == sorted([*before, *(m.name for m in prepared)])  # no .partial left
+    # no .partial left
+    assert sorted(p.name for p in models.iterdir()) == sorted([*before, *(m.name for m in prepared)])
 
 
 def test_ask_answers_from_the_documents_and_header_values_given(sample_indexed, monkeypatch):
@@ -375,6 +395,8 @@ def test_every_command_that_reads_settings_takes_config():
             yield " ".join(path), command
 
     commands = dict(leaves(typer.main.get_command(app)))
-    assert {"models", "ingest", "ask", "documents", "report", "eval judge", "eval ragas", "train reranker"} <= set(commands)
-    lacking = sorted(name for name, command in commands.items() if not any("--config" in p.opts for p in command.params))
+    assert {"models", "ingest", "ask", "documents", "report", "eval judge", "eval ragas",
+            "train reranker"} <= set(commands)
+    lacking = sorted(name for name, command in commands.items()
+                     if not any("--config" in p.opts for p in command.params))
     assert lacking == ["hash-password"]

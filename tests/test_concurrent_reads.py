@@ -37,12 +37,13 @@ def test_answers_beside_an_ingest_that_replaces_their_chunks(base_settings, tmp_
     folder = tmp_path / "docs"
     folder.mkdir()
     for i in range(20):
-        (folder / f"crate-{i}.txt").write_text(f"Crate {i} holds {i * 3} bolts, counted in round 0.", encoding="utf-8")
+        (folder / f"crate-{i}.txt").write_text(f"Crate {i} holds {i * 3} bolts, counted in round 0.",
+                                               encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path / "storage")
     ingest([folder], settings, progress=False)
     pipeline = RagPipeline(settings, llm=ScriptedLLM(replies=["Crate 4 holds bolts."] * 500))
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir),
-               PYTHONPATH=str(Path(__file__).parent.parent))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir),
+               RAGQA_MODELS_DIR=str(settings.models_dir), PYTHONPATH=str(Path(__file__).parent.parent))
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(folder), "8"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     answers = []

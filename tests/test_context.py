@@ -41,7 +41,8 @@ def sample_pipeline(sample_indexed):
 
 def context_for(pipeline, question: str) -> tuple[str, list]:
     query = QueryBundle(question)
-    top = pipeline.reranker.postprocess_nodes(pipeline.current_retriever().retrieve(query), query_bundle=query)
+    top = pipeline.reranker.postprocess_nodes(pipeline.current_retriever().retrieve(query),
+                                              query_bundle=query)
     return pipeline.context.build(question, top, pipeline.budget(pipeline.room(question)))
 
 
@@ -49,7 +50,8 @@ def test_the_relevant_rows_of_a_long_table_are_chosen_within_the_budget(sample_p
     """The 20-row sled table does not fit the budget: the row the question names is chosen,
     though it is neither the first row nor the last."""
     budget = sample_pipeline.budget(sample_pipeline.room("x"))
-    for question, row in (("Which sled test failed?", "run: SL-13;"), ("What peak deceleration did sled run SL-05 reach?", "run: SL-05;")):
+    for question, row in (("Which sled test failed?", "run: SL-13;"),
+                          ("What peak deceleration did sled run SL-05 reach?", "run: SL-05;")):
         context, shown = context_for(sample_pipeline, question)
         assert row in context, context
         assert context.count("run: SL-") < 20  # rows were chosen, not the whole table
@@ -62,6 +64,7 @@ def test_each_chunk_is_labelled_and_header_fields_written_once_per_document(samp
     assert "Measurement: HIC15; Driver: 412; Passenger: 388; Limit: 700" in context
     labels = [line for line in context.splitlines() if line.startswith("[")]
     assert len(labels) == len(shown) >= 2
-    assert labels[0].startswith("[1] FT-2024-07.pptx, slide 3: Results (Title: Frontal impact test FT-2024-07; Test Name: FT-2024-07;")
+    assert labels[0].startswith("[1] FT-2024-07.pptx, slide 3: Results "
+                                "(Title: Frontal impact test FT-2024-07; Test Name: FT-2024-07;")
     repeated = [label for label in labels[1:] if "FT-2024-07.pptx" in label]
     assert repeated and all("Region:" not in label for label in repeated)  # the title only, after the first

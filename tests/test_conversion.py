@@ -74,7 +74,8 @@ def test_inline_formatting_stays_in_its_paragraphs_line(tmp_path):
     page.write_text("<html><body><h1>Lab <em>guide</em></h1><p>See <b>the manual</b>, or "
                     "<a href='x' title='a b'>the guide</a>! <b>굵게</b>는 붙는다; AT&amp;T <i>too</i>.</p>"
                     "<ul><li>an <b>item</b></li></ul></body></html>", encoding="utf-8")
-    assert text_of(page) == "# Lab guide\n\nSee the manual, or the guide! 굵게는 붙는다; AT&T too.\n\n- an item"
+    assert text_of(page) == ("# Lab guide\n\nSee the manual, or the guide! 굵게는 붙는다; AT&T too."
+                             "\n\n- an item")
 
 
 def test_docx_runs_are_joined_as_written(tmp_path):
@@ -101,8 +102,8 @@ def test_html_is_read_in_its_declared_charset(tmp_path):
     assert document.fields == {"Title": "日本語の報告書"}
     assert document.markdown == "衝突試験は合格でした。"
     latin = tmp_path / "latin.html"
-    latin.write_bytes('<html><head><meta charset="iso-8859-1"></head><body><p>Café crème: 5 €</p></body></html>'
-                      .encode("cp1252"))
+    latin.write_bytes(('<html><head><meta charset="iso-8859-1"></head>'
+                       '<body><p>Café crème: 5 €</p></body></html>').encode("cp1252"))
     assert text_of(latin) == "Café crème: 5 €"
 
 
@@ -112,7 +113,8 @@ def test_html_is_read_in_its_declared_charset(tmp_path):
         # Named "cp1250" before: both read the bytes, cp1250 as "crčme brűlée".
         ("latin.html", "<p>Café crème brûlée, déjà servie à midi.</p>".encode("latin-1"),
          "not UTF-8 text (looks like latin-1 (cp1252)), invalid byte at offset 6: save it as UTF-8"),
-        ("latin.txt", "Café crème brûlée, déjà servie à midi.".encode("latin-1"), "looks like latin-1 (cp1252)"),
+        ("latin.txt", "Café crème brûlée, déjà servie à midi.".encode("latin-1"),
+         "looks like latin-1 (cp1252)"),
         ("czech.txt", "Příliš žluťoučký kůň úpěl ďábelské ódy.".encode("cp1250"), "looks like cp1250"),
         ("korean.md", "충돌 시험 보고서: 측면 충돌 시험에서 B필러는 142 mm 침입했다.".encode("cp949"),
          "looks like EUC-KR (cp949)"),
@@ -131,7 +133,8 @@ def test_text_in_another_encoding_is_refused_naming_it(tmp_path, name, content, 
 
 @pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
 @pytest.mark.parametrize("text", ["Door 3 needed 41 seconds to close.\n\nAll other doors closed in time.",
-                                  "Door 3 needed 41 seconds to close.\n\n측면 충돌 시험에서 B필러는 142 mm 침입했다."])
+                                  "Door 3 needed 41 seconds to close.\n\n"
+                                  "측면 충돌 시험에서 B필러는 142 mm 침입했다."])
 def test_utf16_without_a_byte_order_mark_is_read(tmp_path, codec, text):
     """Refused before as "binary content in a text file" (English: its zero bytes are valid UTF-8)
     or as not UTF-8: those zero bytes say what it is."""

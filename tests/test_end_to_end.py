@@ -58,7 +58,8 @@ def test_answer_cites_the_right_document(pipeline):
     assert all(r["doc"] == "battery.md" for s in supported for r in s["references"])
     timings = answer["timings_ms"]
     assert set(timings) == {"retrieve", "rerank", "context", "first_token", "generate", "match"}
-    assert 0 < timings["first_token"] <= sum(timings[s] for s in ("retrieve", "rerank", "context", "generate"))
+    assert 0 < timings["first_token"] <= sum(timings[s]
+                                             for s in ("retrieve", "rerank", "context", "generate"))
 
 
 def test_unanswerable_question_is_refused(pipeline):
@@ -72,7 +73,8 @@ def test_unanswerable_question_is_refused(pipeline):
 
 
 def test_cli_ask_json(indexed):
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(indexed.storage_dir), RAGQA_MODELS_DIR=str(indexed.models_dir))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(indexed.storage_dir),
+               RAGQA_MODELS_DIR=str(indexed.models_dir))
     out = subprocess.run(
         [sys.executable, "-m", "app.cli", "ask", "--json", UNRELATED_Q],
         env=env, capture_output=True, text=True, check=True,
@@ -85,7 +87,8 @@ def test_cli_ingest_exit_code_names_failed_file(base_settings, tmp_path):
     bad = tmp_path / "bad.md"
     bad.write_bytes(b"\xff\xfe\x00binary")
     settings = fresh_settings(base_settings, tmp_path / "storage")
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir),
+               RAGQA_MODELS_DIR=str(settings.models_dir))
     result = subprocess.run(
         [sys.executable, "-m", "app.cli", "ingest", str(bad), str(FIXTURES / "cafeteria.md")],
         env=env, capture_output=True, text=True,
@@ -129,11 +132,14 @@ def test_english_question_about_a_korean_document(base_settings, corpus, tmp_pat
     folder = tmp_path / "docs"
     shutil.copytree(corpus, folder)
     (folder / "constitution.txt").write_text(
-        "대한민국헌법\n\n제1조 ① 대한민국은 민주공화국이다. ② 대한민국의 주권은 국민에게 있고, "
-        "모든 권력은 국민으로부터 나온다.\n\n제2조 ① 대한민국의 국민이 되는 요건은 법률로 정한다.", encoding="utf-8")
+        "대한민국헌법\n\n제1조 ① 대한민국은 민주공화국이다. "
+        "② 대한민국의 주권은 국민에게 있고, "
+        "모든 권력은 국민으로부터 나온다.\n\n"
+        "제2조 ① 대한민국의 국민이 되는 요건은 법률로 정한다.", encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path / "storage")
     ingest([folder], settings, progress=False)
-    result = cli(monkeypatch, settings, "ask", "--json", "What does Article 1 of the Korean constitution say?")
+    result = cli(monkeypatch, settings, "ask", "--json",
+                 "What does Article 1 of the Korean constitution say?")
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     assert answer["answerable"], json.dumps(answer, ensure_ascii=False)[:3000]
@@ -153,7 +159,8 @@ def test_an_over_long_question_is_refused_before_any_llm_call_and_does_not_poiso
     answer = pipeline.answer("What was the diameter of the nail in that test?",
                              history=[*history, (pasted, pipeline.settings.answer.refusal)])
     assert answer.standalone_question and "error 42" not in answer.standalone_question
-    assert answer.answerable and "3 mm" in answer.answer and answer.sources[0].doc == "battery.md", answer.answer
+    assert (answer.answerable and "3 mm" in answer.answer
+            and answer.sources[0].doc == "battery.md"), answer.answer
 
 
 def scripted(settings, *replies: str):
@@ -172,7 +179,8 @@ def test_the_marks_shown_are_the_matchers_not_the_models(indexed):
     the model's text stays in `draft`."""
     from app.render import render_answer
 
-    reply = "The cell temperature peaked at 61 degrees Celsius [9]. The programme also bought a wind tunnel [1]."
+    reply = ("The cell temperature peaked at 61 degrees Celsius [9]. "
+             "The programme also bought a wind tunnel [1].")
     answer = scripted(indexed, reply).answer(BATTERY_Q)
     assert answer.answerable and answer.draft == reply
     supported, unsupported = answer.segments
@@ -196,7 +204,8 @@ def test_a_refusal_is_in_the_askers_language_and_keeps_its_sources(indexed):
     from app.render import render_answer
 
     korean = indexed.answer.refusals["Korean"]
-    by_retrieval = scripted(indexed, UNRELATED_Q).answer(KOREAN_UNRELATED)  # the reply translates the question
+    # the reply translates the question
+    by_retrieval = scripted(indexed, UNRELATED_Q).answer(KOREAN_UNRELATED)
     assert (by_retrieval.refused_by, by_retrieval.answer) == ("retrieval", korean)
     assert by_retrieval.sources and by_retrieval.sources[0].doc in render_answer(by_retrieval.to_dict())
     by_model = scripted(indexed, BATTERY_Q, indexed.answer.refusal).answer(KOREAN_BATTERY)
@@ -207,4 +216,5 @@ def test_a_refusal_is_in_the_askers_language_and_keeps_its_sources(indexed):
     assert (by_references.refused_by, by_references.answer) == ("references", korean)
     assert by_references.segments and by_references.sources
     assert pipeline.rematch(by_references, 0.6).answer == korean
-    assert scripted(indexed, UNRELATED_Q).answer(UNRELATED_Q).answer == indexed.answer.refusal  # English stays English
+    # English stays English
+    assert scripted(indexed, UNRELATED_Q).answer(UNRELATED_Q).answer == indexed.answer.refusal

@@ -28,7 +28,8 @@ def scripted_judge(*replies: str) -> Judge:
 
 
 def test_grades_are_strict_json_with_retries():
-    assert parse_grades('Sure! {"correctness": 4, "helpfulness": "5", "informativeness": 3, "rationale": "ok"}') == {
+    assert parse_grades('Sure! {"correctness": 4, "helpfulness": "5", "informativeness": 3, '
+                        '"rationale": "ok"}') == {
         "correctness": 4, "helpfulness": 5, "informativeness": 3, "rationale": "ok"}
     assert parse_grades('{"correctness": 7, "helpfulness": 5, "informativeness": 3}') is None  # out of range
     assert parse_grades('{"correctness": 4, "helpfulness": 5}') is None  # a criterion missing
@@ -48,7 +49,8 @@ def test_pairwise_order_swap_cancels_position_bias():
     # prefers the first answer gives A one win and one loss: a tie.
     first = {"correctness": "1", "helpfulness": "1", "informativeness": "tie"}
     swapped = {"correctness": "2", "helpfulness": "1", "informativeness": "1"}
-    assert combine_orders(first, swapped) == {"correctness": "win", "helpfulness": "tie", "informativeness": "tie"}
+    assert combine_orders(first, swapped) == {"correctness": "win", "helpfulness": "tie",
+                                              "informativeness": "tie"}
     judge = scripted_judge('{"correctness": "1", "helpfulness": "1", "informativeness": "1"}',
                            '{"correctness": "1", "helpfulness": "2", "informativeness": "tie"}')
     verdict = judge.compare("q", "ref", "answer A", "answer B")
@@ -101,7 +103,8 @@ def test_eval_retrieval_and_references_write_runs(indexed, corpus, tmp_path):
     assert len(Run(path).results()) == 2 and (path / "stages.png").stat().st_size > 5000
     assert "| rerank |" in (path / "report.md").read_text()
 
-    swept = run_retrieval(settings, QA, ns=[5], vary=["headers.enabled=true,false"], corpus=[corpus], progress=False)
+    swept = run_retrieval(settings, QA, ns=[5], vary=["headers.enabled=true,false"], corpus=[corpus],
+                          progress=False)
     variants = json.loads((swept / "metrics.json").read_text())["variants"]
     assert set(variants) == {"headers.enabled=true", "headers.enabled=false"}
     assert (swept / "variants.png").is_file()
@@ -110,7 +113,8 @@ def test_eval_retrieval_and_references_write_runs(indexed, corpus, tmp_path):
 
     refs = run_references(settings, GOLD, progress=False)
     metrics = json.loads((refs / "metrics.json").read_text())
-    assert {"n_sentences", "precision", "coverage", "by_threshold", "p50_ms", "p95_ms", "pairs_scored"} <= set(metrics)
+    assert {"n_sentences", "precision", "coverage", "by_threshold", "p50_ms", "p95_ms",
+            "pairs_scored"} <= set(metrics)
     assert metrics["n_sentences"] == 3 and metrics["pairs_scored"] == 12  # (3 + 2 + 1 segments) x 2 chunks
     assert (refs / "threshold_curve.png").is_file()
     side = run_references(settings, GOLD, vary=["support.threshold=0.5,0.97"], progress=False)
@@ -162,7 +166,8 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, monkeypatch
     monkeypatch.setattr(Judge, "_ask", ask)
 
     first = run_answers(settings, QA, limit=1, pipeline=pipeline, progress=False)
-    assert [r["id"] for r in Run(first).results()] == ["battery-peak"] and asked == [questions["battery-peak"]]
+    assert ([r["id"] for r in Run(first).results()] == ["battery-peak"]
+            and asked == [questions["battery-peak"]])
     assert last_line(cli(monkeypatch, settings, "eval", "judge", str(first))) == first
     assert graded == [questions["battery-peak"]] and len(Run(first).results("judge")) == 1
     answered, judged = (first / "results.jsonl").read_text(), (first / "judge.jsonl").read_text()
@@ -171,7 +176,8 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, monkeypatch
     # and graded.
     asked.clear()
     graded.clear()
-    resumed = cli(monkeypatch, settings, "eval", "answers", "--qa", str(QA), "--resume", str(first), "--judge")
+    resumed = cli(monkeypatch, settings, "eval", "answers", "--qa", str(QA), "--resume", str(first),
+                  "--judge")
     path = last_line(resumed)
     assert path == first
     assert asked == [questions["cafeteria-friday"], questions["world-cup"]] and graded == asked
@@ -181,11 +187,13 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, monkeypatch
     rows = {r["id"]: r for r in Run(path).results()}
     assert set(rows) == {"battery-peak", "cafeteria-friday", "world-cup"}
     assert rows["battery-peak"]["answered"] and "61" in rows["battery-peak"]["answer"]
-    assert rows["battery-peak"]["gold_ids"] and rows["battery-peak"]["gold_ids"][0] in rows["battery-peak"]["retrieved_ids"]
+    assert (rows["battery-peak"]["gold_ids"]
+            and rows["battery-peak"]["gold_ids"][0] in rows["battery-peak"]["retrieved_ids"])
     assert not rows["world-cup"]["answered"]
     metrics = json.loads((path / "metrics.json").read_text())
     assert metrics["answers"]["n_questions"] == 3
-    assert metrics["answers"]["refusal_accuracy"] == 1.0 and metrics["answers"]["refused_when_unanswerable"] == 1.0
+    assert (metrics["answers"]["refusal_accuracy"] == 1.0
+            and metrics["answers"]["refused_when_unanswerable"] == 1.0)
     from test_formats import errors
 
     assert not errors("answers_metrics.schema.json", metrics)  # docs/FORMATS.md
@@ -199,7 +207,8 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, monkeypatch
     assert all(isinstance(g[c], int) and 1 <= g[c] <= 5 for g in grades.values() for c in CRITERIA)
     assert (metrics["judge"]["n_graded"], metrics["judge"]["n_failed"]) == (3, 0)
     for criterion in CRITERIA:
-        assert metrics["judge"][criterion] == pytest.approx(sum(g[criterion] for g in grades.values()) / 3, abs=1e-3)
+        assert metrics["judge"][criterion] == pytest.approx(sum(g[criterion] for g in grades.values()) / 3,
+                                                            abs=1e-3)
     report = (path / "report.md").read_text()
     assert "## LLM judge" in report and (path / "judge_scores.png").is_file()
 
@@ -213,15 +222,19 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, monkeypatch
     assert all(set(s) == {"rouge", "id_context_recall"} for s in scored.values()), scored  # only those named
     ragas = json.loads((path / "metrics.json").read_text())["ragas"]
     assert set(ragas) == {"rouge", "id_context_recall"}
-    assert ragas["id_context_recall"]["n"] == 2 and ragas["id_context_recall"]["mean"] == 1.0  # gold chunks retrieved
+    # gold chunks retrieved
+    assert ragas["id_context_recall"]["n"] == 2 and ragas["id_context_recall"]["mean"] == 1.0
     assert 0.0 < ragas["rouge"]["mean"] <= 1.0 and "## RAGAS" in (path / "report.md").read_text()
-    assert last_line(cli(monkeypatch, settings, "eval", "ragas", str(path), "--metric", "bleu")) == path  # adds one
+    # adds one
+    assert last_line(cli(monkeypatch, settings, "eval", "ragas", str(path), "--metric", "bleu")) == path
     again = ragas_rows()
     assert all(set(s) == {"rouge", "bleu", "id_context_recall"} for s in again.values())
     assert {k: s["rouge"] for k, s in again.items()} == {k: s["rouge"] for k, s in scored.items()}  # kept
-    assert set(json.loads((path / "metrics.json").read_text())["ragas"]) == {"rouge", "bleu", "id_context_recall"}
+    assert set(json.loads((path / "metrics.json").read_text())["ragas"]) == {"rouge", "bleu",
+                                                                             "id_context_recall"}
 
-    baseline = last_line(cli(monkeypatch, settings, "eval", "answers", "--qa", str(QA), "--no-rag", "--limit", "1"))
+    baseline = last_line(cli(monkeypatch, settings, "eval", "answers", "--qa", str(QA), "--no-rag",
+                             "--limit", "1"))
     assert Run(baseline).config()["no_rag"] and Run(baseline).results()[0]["contexts"] == []
     assert len(asked) == 2  # the bare LLM answered, not the pipeline
     pair = last_line(cli(monkeypatch, settings, "eval", "judge", "--a", str(path), "--b", str(baseline)))
@@ -240,7 +253,8 @@ def test_answers_judge_pairwise_and_resume_without_network(pipeline, monkeypatch
     assert (pairwise["n_compared"], pairwise["n_failed"]) == (1, 0)
     for criterion in CRITERIA:
         counts = pairwise[criterion]
-        assert counts["win"] + counts["tie"] + counts["lose"] == 1 and counts[verdict["outcome"][criterion]] == 1
+        assert (counts["win"] + counts["tie"] + counts["lose"] == 1
+                and counts[verdict["outcome"][criterion]] == 1)
     assert (pair / "pairwise.png").is_file()
     assert no_network == []
 
@@ -261,7 +275,8 @@ def test_cli_prints_the_run_folder_last(base_settings, tmp_path, monkeypatch):
     # A second run under a fork's settings (--config), then both side by side (`ragqa report A B`).
     fork = tmp_path / "fork.toml"
     fork.write_text("[support]\nthreshold = 0.97\n", encoding="utf-8")
-    strict = last_line(CliRunner().invoke(app, ["eval", "references", "--gold", str(GOLD), "--config", str(fork)]))
+    strict = last_line(CliRunner().invoke(app, ["eval", "references", "--gold", str(GOLD),
+                                                "--config", str(fork)]))
     a, b = (json.loads((run / "metrics.json").read_text()) for run in (folder, strict))
     assert (a["threshold"], b["threshold"]) == (base_settings.support.threshold, 0.97)
     assert b["coverage"] < a["coverage"]  # fewer sentences reach the stricter threshold
@@ -272,7 +287,8 @@ def test_cli_prints_the_run_folder_last(base_settings, tmp_path, monkeypatch):
     for key in ("threshold", "precision", "coverage", "n_sentences"):
         assert f"| {key} | {fmt(a[key])} | {fmt(b[key])} | {fmt(b[key] - a[key])} |" in side, side
     diff = json.loads((both / "metrics.json").read_text())["diff"]
-    assert diff["coverage"] == {"a": a["coverage"], "b": b["coverage"], "delta": b["coverage"] - a["coverage"]}
+    assert diff["coverage"] == {"a": a["coverage"], "b": b["coverage"],
+                                "delta": b["coverage"] - a["coverage"]}
     # Runs of different kinds share no metrics: refused in one line, and no compare folder is made.
     folders = set(folder.parent.iterdir())
     mixed = CliRunner().invoke(app, ["report", str(folder), str(both)])
@@ -291,7 +307,8 @@ def test_cli_prints_the_run_folder_last(base_settings, tmp_path, monkeypatch):
                                        "--vary", "headers.enabled=true,false"])
     assert stopped.exit_code == 1 and "1 files of --corpus failed to ingest" in stopped.output, stopped.output
     assert "broken.pdf: corrupt or unreadable PDF" in stopped.output
-    assert "no documents are indexed" in CliRunner().invoke(app, ["eval", "retrieval", "--qa", str(QA)]).output
+    assert "no documents are indexed" in CliRunner().invoke(app, ["eval", "retrieval",
+                                                                  "--qa", str(QA)]).output
 
 
 def test_a_resume_with_other_options_is_refused(pipeline, monkeypatch, tmp_path):
@@ -311,8 +328,8 @@ def test_a_resume_with_other_options_is_refused(pipeline, monkeypatch, tmp_path)
     before = (first / "results.jsonl").read_text()
     for options, needle in (((str(other),), f"--qa {other} (started with {qa})"),
                             ((str(qa), "--no-rag"), "--no-rag on (started with off)")):
-        one_line_error(cli(monkeypatch, settings, "eval", "answers", "--resume", str(first), "--qa", *options), 1,
-                       f"--resume {first}: {needle}")
+        one_line_error(cli(monkeypatch, settings, "eval", "answers", "--resume", str(first), "--qa",
+                           *options), 1, f"--resume {first}: {needle}")
     assert (first / "results.jsonl").read_text() == before
     # The same options, the QA file named by its absolute path: resumed, nothing left to answer.
     resumed = cli(monkeypatch, settings, "eval", "answers", "--resume", str(first), "--qa", str(qa))

@@ -42,7 +42,8 @@ def photo() -> io.BytesIO:
     """A real photograph (matplotlib's sample data): a portrait, no text."""
     import matplotlib.cbook
 
-    return io.BytesIO(Path(matplotlib.cbook.get_sample_data("grace_hopper.jpg", asfileobj=False)).read_bytes())
+    return io.BytesIO(Path(matplotlib.cbook.get_sample_data("grace_hopper.jpg", asfileobj=False))
+                      .read_bytes())
 
 
 def revenue_deck(path: Path) -> Path:
@@ -62,7 +63,8 @@ def revenue_deck(path: Path) -> Path:
     data.categories = ["Q1", "Q2", "Q3", "Q4"]
     data.add_series("2023", (10.5, 11, 12, 13))
     data.add_series("2024", (12, 14, 17.25, 19))
-    chart = slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(8), Inches(4), data).chart
+    chart = slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(8), Inches(4),
+                                   data).chart
     chart.has_title = True
     chart.chart_title.text_frame.text = "Quarterly revenue (million EUR)"
     team = deck.slides.add_slide(deck.slide_layouts[5])
@@ -131,7 +133,8 @@ def chart_docx(path: Path) -> Path:
     document = Document()
     document.add_heading("Sales", level=1)
     document.add_paragraph("Text before the chart.")
-    part = Part(PackURI("/word/charts/chart1.xml"), "application/vnd.openxmlformats-officedocument.drawingml.chart+xml",
+    part = Part(PackURI("/word/charts/chart1.xml"),
+                "application/vnd.openxmlformats-officedocument.drawingml.chart+xml",
                 xml.encode(), document.part.package)
     rel = document.part.relate_to(part, RELATIONSHIP_TYPE.CHART)
     document.add_paragraph().add_run()._r.append(parse_xml(
@@ -167,7 +170,8 @@ def test_xlsx_chart_is_a_table_under_its_sheet(tmp_path):
     blocks = convert(sales_xlsx(tmp_path / "sales.xlsx"), "sales.xlsx", CFG).blocks
     charts = [b for b in blocks if b.text.startswith("Chart:")]
     assert [(b.kind, b.section, b.text) for b in charts] == [
-        ("table", ("Sales",), "Chart: Units sold\n\n| Category | Units |\n|---|---|\n| Jan | 5 |\n| Feb | 7 |\n| Mar | 9 |")
+        ("table", ("Sales",),
+         "Chart: Units sold\n\n| Category | Units |\n|---|---|\n| Jan | 5 |\n| Feb | 7 |\n| Mar | 9 |")
     ]
 
 
@@ -206,7 +210,8 @@ def test_text_on_a_transparent_picture_is_read(tmp_path):
 
     deck = Presentation()
     slide = deck.slides.add_slide(deck.slide_layouts[6])
-    slide.shapes.add_picture(text_picture("Quokka ledger", background=(0, 0, 0, 0)), Inches(1), Inches(1), Inches(6))
+    slide.shapes.add_picture(text_picture("Quokka ledger", background=(0, 0, 0, 0)), Inches(1), Inches(1),
+                             Inches(6))
     deck.save(tmp_path / "logo.pptx")
     [block] = convert(tmp_path / "logo.pptx", "logo.pptx", CFG).blocks
     assert (block.text, block.slide, block.ocr) == ("Picture\n\nQuokka ledger", 1, True)
@@ -241,9 +246,11 @@ def store(base_settings, tmp_path_factory):
         "# Revenue targets\n\nFor 2025 the board expects revenue to grow by a tenth in every quarter; "
         "the third quarter stays the strongest.", encoding="utf-8")
     (folder / "costs.md").write_text(
-        "# Quarterly costs\n\nCosts in 2024 were 8 million EUR in Q1, 9 in Q2, 9 in Q3 and 11 in Q4.", encoding="utf-8")
+        "# Quarterly costs\n\nCosts in 2024 were 8 million EUR in Q1, 9 in Q2, 9 in Q3 and 11 in Q4.",
+        encoding="utf-8")
     (folder / "pumps.md").write_text(
-        "# Pump types\n\nCentrifugal pumps move coolant; the cooling loop is checked monthly.", encoding="utf-8")
+        "# Pump types\n\nCentrifugal pumps move coolant; the cooling loop is checked monthly.",
+        encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("storage"))
     report = ingest([folder], settings, progress=False)
     assert report.indexed == 6 and not report.failed

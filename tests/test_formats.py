@@ -15,7 +15,8 @@ from rag.settings import REPO_ROOT
 
 SCHEMAS = REPO_ROOT / "docs" / "schemas"
 _LOADED = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in SCHEMAS.glob("*.schema.json")}
-_REGISTRY = Registry().with_resources((name, Resource.from_contents(schema)) for name, schema in _LOADED.items())
+_REGISTRY = Registry().with_resources((name, Resource.from_contents(schema))
+                                      for name, schema in _LOADED.items())
 
 
 def errors(schema: str, value) -> list[str]:
@@ -29,14 +30,16 @@ def lines(path: Path) -> list[dict]:
 
 def test_the_schemas_are_valid_json_schema():
     assert set(_LOADED) >= {"answer.schema.json", "qa_item.schema.json", "reference_gold_item.schema.json",
-                            "feedback_record.schema.json", "run_config.schema.json", "retrieval_metrics.schema.json",
-                            "references_metrics.schema.json", "answers_metrics.schema.json"}
+                            "feedback_record.schema.json", "run_config.schema.json",
+                            "retrieval_metrics.schema.json", "references_metrics.schema.json",
+                            "answers_metrics.schema.json"}
     for schema in _LOADED.values():
         Draft202012Validator.check_schema(schema)
 
 
-QA_FILES = [FIXTURES / "qa.jsonl", REPO_ROOT / "data/sample/qa.jsonl", REPO_ROOT / "data/sample/followups.jsonl",
-            REPO_ROOT / "data/sample/generated_qa.jsonl", *sorted((REPO_ROOT / "benchmarks/data").glob("*qa*.jsonl")),
+QA_FILES = [FIXTURES / "qa.jsonl", REPO_ROOT / "data/sample/qa.jsonl",
+            REPO_ROOT / "data/sample/followups.jsonl", REPO_ROOT / "data/sample/generated_qa.jsonl",
+            *sorted((REPO_ROOT / "benchmarks/data").glob("*qa*.jsonl")),
             *sorted((REPO_ROOT / "benchmarks/data").glob("crosslang_*.jsonl"))]
 GOLD_FILES = [FIXTURES / "references_gold.jsonl", REPO_ROOT / "data/sample/reference_gold.jsonl",
               REPO_ROOT / "data/sample/reference_gold_generated.jsonl"]
@@ -51,7 +54,8 @@ def test_shipped_qa_files_follow_the_format(path):
 @pytest.mark.parametrize("path", GOLD_FILES, ids=lambda p: p.name)
 def test_shipped_reference_gold_follows_the_format(path):
     items = lines(path)
-    assert items and not [(item["id"], e) for item in items for e in errors("reference_gold_item.schema.json", item)]
+    assert items and not [(item["id"], e) for item in items
+                          for e in errors("reference_gold_item.schema.json", item)]
     for item in items:  # what a schema cannot say: gold indices point into chunks, one list per sentence
         assert len(item["gold"]) == len(item["answer_sentences"]), item["id"]
         assert all(0 <= i < len(item["chunks"]) for support in item["gold"] for i in support), item["id"]
@@ -59,10 +63,11 @@ def test_shipped_reference_gold_follows_the_format(path):
 
 def test_the_schemas_reject_what_breaks_the_format():
     assert errors("qa_item.schema.json", {"id": "q1"})  # no question
-    assert errors("qa_item.schema.json", {"id": "q1", "question": "?", "evidence": [{"page": 3}]})  # evidence of nothing
+    # evidence of nothing
+    assert errors("qa_item.schema.json", {"id": "q1", "question": "?", "evidence": [{"page": 3}]})
     assert errors("answer.schema.json", {"question": "q", "answer": "a", "answerable": True})
-    assert errors("reference_gold_item.schema.json", {"id": "r", "answer_sentences": ["s"], "chunks": [{"text": "t"}],
-                                                      "gold": [["0"]]})
+    assert errors("reference_gold_item.schema.json", {"id": "r", "answer_sentences": ["s"],
+                                                      "chunks": [{"text": "t"}], "gold": [["0"]]})
 
 
 def test_answers_and_feedback_follow_the_format(pipeline, base_settings, tmp_path, monkeypatch):
@@ -92,7 +97,8 @@ def test_answers_and_feedback_follow_the_format(pipeline, base_settings, tmp_pat
     assert gold["answer"] == answered["answer"] and {e["chunk_id"] for e in gold["evidence"]} == cited
     [open_item] = exported("down")  # rated down: no gold; the rejected answer and the comment kept
     assert open_item["answerable"] and open_item["answer"] is None and open_item["evidence"] == []
-    assert open_item["feedback"] == open_item["feedback"] | {"answer_given": refused["answer"], "comment": "it is in the cafeteria notes"}
+    assert open_item["feedback"] == open_item["feedback"] | {"answer_given": refused["answer"],
+                                                             "comment": "it is in the cafeteria notes"}
     log.add(answered, "down", "the figure is wrong after all")  # the last rating counts
     assert exported("up") == [] and len(exported("down")) == 2
 
@@ -107,4 +113,5 @@ def test_run_folders_follow_the_format(indexed, tmp_path):
         config = json.loads((run / "config.json").read_text(encoding="utf-8"))
         assert config["kind"] == kind and not errors("run_config.schema.json", config)
         assert (run / "report.md").is_file() and (run / "results.jsonl").is_file()
-        assert not errors(f"{kind}_metrics.schema.json", json.loads((run / "metrics.json").read_text(encoding="utf-8")))
+        assert not errors(f"{kind}_metrics.schema.json",
+                          json.loads((run / "metrics.json").read_text(encoding="utf-8")))

@@ -50,7 +50,8 @@ def test_pdf_strategies(documents):
 
 
 def test_pdf_without_outline_takes_headings_from_font_size(tmp_path):
-    pdf = write_pdf(tmp_path / "plain.pdf", [[(18, "Main title"), (11, "Body text that is the longest line here."),
+    pdf = write_pdf(tmp_path / "plain.pdf", [[(18, "Main title"),
+                                               (11, "Body text that is the longest line here."),
                                                (14, "Sub heading"), (11, "Body two.")]])
     blocks = convert(pdf, "plain.pdf", CFG).blocks
     assert [(b.kind, b.section) for b in blocks] == [
@@ -113,7 +114,8 @@ def test_chunk_rules_short_whole_slides_apart_sections_split(documents):
     pdf = convert(documents["pdf"], "handbook.pdf", CFG)
     nodes = chunker(120)([LocatedDocument.from_converted(pdf)])
     assert all(len(n.text) <= 120 for n in nodes)
-    assert {(n.metadata.get("page"), n.metadata.get("section")) for n in nodes} >= {(2, "Restraint systems"), (3, "Airbags")}
+    assert {(n.metadata.get("page"), n.metadata.get("section")) for n in nodes} >= {(2, "Restraint systems"),
+                                                                                    (3, "Airbags")}
     ids = [n.node_id for n in nodes]
     assert ids == [n.node_id for n in chunker(120)([LocatedDocument.from_converted(pdf)])]  # stable
 
@@ -142,7 +144,8 @@ def test_encrypted_scanned_and_oversized_pdf(tmp_path):
     with pytest.raises(DocumentLoadError, match="encrypted PDF"):
         convert(locked, "locked.pdf", CFG)
     scan = write_pdf(tmp_path / "scan.pdf", [[], []])
-    with pytest.raises(DocumentLoadError, match="no text on any of its 2 pages: no text layer, and OCR found none"):
+    with pytest.raises(DocumentLoadError,
+                       match="no text on any of its 2 pages: no text layer, and OCR found none"):
         convert(scan, "scan.pdf", CFG)
     with pytest.raises(DocumentLoadError, match="over the 0.001 MB limit"):
         convert(crash_report_pdf(tmp_path / "big.pdf"), "big.pdf", IngestSettings(max_file_mb=0.001))
@@ -202,7 +205,8 @@ def test_upsert_prune_and_recovery_from_a_crash(base_settings, tmp_path, monkeyp
     (folder / "c.md").write_text("# C\n\nCharlie text, edited after the crash.", encoding="utf-8")
     assert ingest([folder], settings, progress=False).indexed == 1
     assert [n.text for n in chunks_of(settings, "c.md")] == ["# C\n\nCharlie text, edited after the crash."]
-    assert sorted({n.metadata["doc"] for n in chunks_of(settings, "a.md") + chunks_of(settings, "c.md")}) == ["a.md", "c.md"]
+    assert sorted({n.metadata["doc"] for n in chunks_of(settings, "a.md") + chunks_of(settings, "c.md")}) == [
+        "a.md", "c.md"]
 
 
 def test_failures_leave_the_index_alone(base_settings, documents, tmp_path):
@@ -236,9 +240,11 @@ def test_killed_run_is_completed_by_the_next(base_settings, tmp_path):
     folder = tmp_path / "docs"
     folder.mkdir()
     for i in range(40):
-        (folder / f"note-{i:02d}.md").write_text(f"# Note {i}\n\nItem {i} is stored on shelf {i * 7}.", encoding="utf-8")
+        (folder / f"note-{i:02d}.md").write_text(f"# Note {i}\n\nItem {i} is stored on shelf {i * 7}.",
+                                                 encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path / "storage")
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir),
+               RAGQA_MODELS_DIR=str(settings.models_dir))
     command = [sys.executable, "-m", "app.cli", "ingest", str(folder)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     store = Store(settings)
@@ -380,7 +386,8 @@ def test_second_ingest_process_is_told_to_wait(base_settings, tmp_path):
     doc = tmp_path / "a.md"
     doc.write_text("# A\n\nAlpha.", encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path / "storage")
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir),
+               RAGQA_MODELS_DIR=str(settings.models_dir))
     with writer_lock(Store(settings)):  # held by this process, as by a running ingest
         result = subprocess.run([sys.executable, "-m", "app.cli", "ingest", "--reset", str(doc)],
                                 env=env, capture_output=True, text=True)
@@ -431,8 +438,8 @@ def test_html_title_is_the_pages_title(tmp_path):
 
 def test_markdown_keeps_inline_html_as_text(tmp_path):
     note = tmp_path / "known.md"
-    note.write_text("# Known issues\n\nKnown issue: <img src=x onerror=alert(1)> and <script>alert(1)</script> "
-                    "appear in `<code>` too.\n", encoding="utf-8")
+    note.write_text("# Known issues\n\nKnown issue: <img src=x onerror=alert(1)> and "
+                    "<script>alert(1)</script> appear in `<code>` too.\n", encoding="utf-8")
     text = convert(note, "known.md", CFG).markdown
     assert "<img src=x onerror=alert(1)>" in text and "<script>alert(1)</script>" in text
 
@@ -459,9 +466,11 @@ def test_parallel_conversion_gives_the_serial_store(base_settings, documents, tm
         got = collection(settings).get(include=["documents", "metadatas", "embeddings"])
         order = np.argsort(got["ids"])
         stores[workers] = (
-            report.failed, report.indexed, [got["ids"][i] for i in order], [got["documents"][i] for i in order],
-            [got["metadatas"][i] for i in order], np.asarray(got["embeddings"])[order],
-            [[n.node.node_id for n in lexical_index(settings).search(q, 10)] for q in ("airbag", "seat belt", "침입했다")],
+            report.failed, report.indexed, [got["ids"][i] for i in order],
+            [got["documents"][i] for i in order], [got["metadatas"][i] for i in order],
+            np.asarray(got["embeddings"])[order],
+            [[n.node.node_id for n in lexical_index(settings).search(q, 10)]
+             for q in ("airbag", "seat belt", "침입했다")],
         )
     serial, parallel = stores[0], stores[2]
     assert [f["file"].rsplit("/", 1)[1] for f in serial[0]] == ["broken.docx", "empty.md"]
@@ -484,12 +493,14 @@ def test_a_script_without_a_main_guard_runs_once(base_settings, tmp_path):
     runs = tmp_path / "runs.txt"
     script = tmp_path / "script.py"
     script.write_text(
-        "from pathlib import Path\nfrom ingestion.pipeline import ingest\nfrom rag.settings import load_settings\n"
+        "from pathlib import Path\nfrom ingestion.pipeline import ingest\n"
+        "from rag.settings import load_settings\n"
         f"with open({str(runs)!r}, 'a') as f: f.write('ran\\n')\n"
         f"settings = load_settings()\nsettings.storage_dir = Path({str(tmp_path / 'storage')!r})\n"
         "settings.ingest.workers = 1\n"
         f"print(ingest([Path({str(folder)!r})], settings, progress=False).indexed)\n", encoding="utf-8")
-    env = dict(os.environ, RAGQA_MODELS_DIR=str(base_settings.models_dir), PYTHONPATH=str(Path(__file__).parent.parent))
+    env = dict(os.environ, RAGQA_MODELS_DIR=str(base_settings.models_dir),
+               PYTHONPATH=str(Path(__file__).parent.parent))
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "5"
@@ -539,7 +550,8 @@ def test_the_same_file_under_two_names_is_indexed_once(base_settings, tmp_path):
     settings = fresh_settings(base_settings, tmp_path / "storage")
     report = ingest([folder], settings, progress=False)
     assert (report.indexed, report.failed) == (2, [])
-    assert report.duplicates == [{"file": str(folder / "torque.md"), "doc": "torque.md", "same_as": "copies/torque (1).md"}]
+    assert report.duplicates == [{"file": str(folder / "torque.md"), "doc": "torque.md",
+                                  "same_as": "copies/torque (1).md"}]
     assert "1 duplicate" in report.summary() and "same content as copies/torque (1).md" in report.summary()
     held = {m["doc"] for m in collection(settings).get(include=["metadatas"])["metadatas"]}
     assert held == {"copies/torque (1).md", "other.md"}
@@ -570,7 +582,8 @@ def test_symbolic_links_keep_their_own_names(base_settings, tmp_path):
     assert report.indexed == 2 and report.unchanged == 0
     assert [d["same_as"] for d in report.duplicates] == ["guide-link.md"]
     assert report.failed == [{"file": str(folder / "gone.md"),
-                              "reason": f"a broken symbolic link: its target {tmp_path / 'nowhere.md'} does not exist"}]
+                              "reason": f"a broken symbolic link: its target {tmp_path / 'nowhere.md'} "
+                                        "does not exist"}]
     assert report.summary().count("\n") == 2  # the duplicate and the broken link: one line each
     assert {m["doc"] for m in collection(settings).get(include=["metadatas"])["metadatas"]} == {
         "guide-link.md", "linked-manual.md"}

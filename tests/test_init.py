@@ -57,7 +57,8 @@ def manuals(folder):
     of an unsupported type."""
     folder.mkdir(parents=True)
     for i in range(3):
-        (folder / f"notes-{i}.txt").write_text(KOREAN + f"\n\n시험 {i}번의 결과는 보고서에 있다.", encoding="utf-8")
+        (folder / f"notes-{i}.txt").write_text(KOREAN + f"\n\n시험 {i}번의 결과는 보고서에 있다.",
+                                               encoding="utf-8")
     for i in range(2):
         write_pdf(folder / f"manual-{i}.pdf", [[(11, f"Manual {i}: the rig is cleaned every week.")],
                                                [(11, "Calibration follows the cleaning.")]])
@@ -106,14 +107,17 @@ def test_init_writes_a_fork_that_ingests_with_the_proposed_fields(base_settings,
     assert "field 'Test Name' from the file name in 3 file(s)" in result.output
     settings = load_settings(fork / "ragqa.toml")
     assert settings.storage_dir == fork / "storage" and settings.models_dir == shared
-    assert settings.answer.prompt_file == fork / "prompts" / "answer.txt" and settings.answer.prompt_file.is_file()
+    assert (settings.answer.prompt_file == fork / "prompts" / "answer.txt"
+            and settings.answer.prompt_file.is_file())
     assert (fork / "qa").is_dir()
 
-    assert ragqa(monkeypatch, shared, "ingest", "--config", str(fork / "ragqa.toml"), str(docs)).exit_code == 0
+    assert ragqa(monkeypatch, shared, "ingest", "--config", str(fork / "ragqa.toml"),
+                 str(docs)).exit_code == 0
     metadata = {m["doc"]: m for m in collection(settings).get(include=["metadatas"])["metadatas"]}
     deck = metadata["SI-2025-02 report.pptx"]
     assert (deck["Test Name"], deck["Region"], deck["owner"]) == ("SI-2025-02", "Korea", "Jonas Weber")
-    assert metadata["barrier.md"]["owner"] == "Luis Ortega" and metadata["barrier.md"]["Title"] == "Notes on the barrier"
+    assert (metadata["barrier.md"]["owner"] == "Luis Ortega"
+            and metadata["barrier.md"]["Title"] == "Notes on the barrier")
 
     # The ranker the fork trains is its own (README: storage/models), not written among the shared models.
     assert ragqa(monkeypatch, shared, "qa", "mine", "--config", str(fork / "ragqa.toml")).exit_code == 0
@@ -124,7 +128,8 @@ def test_init_writes_a_fork_that_ingests_with_the_proposed_fields(base_settings,
     assert (fork / "storage" / "models" / "ranker.json").is_file() and not (shared / "ranker.json").exists()
 
     # A second init keeps the fork: refused without --force, and --force keeps edited prompts.
-    (fork / "prompts" / "answer.txt").write_text("edited {context} {question} {refusal} {language}", encoding="utf-8")
+    (fork / "prompts" / "answer.txt").write_text("edited {context} {question} {refusal} {language}",
+                                                 encoding="utf-8")
     again = ragqa(monkeypatch, shared, "init", str(fork), "--docs", str(docs))
     assert again.exit_code == 1 and "--force" in again.output
     forced = ragqa(monkeypatch, shared, "init", str(fork), "--docs", str(docs), "--force")
@@ -133,7 +138,8 @@ def test_init_writes_a_fork_that_ingests_with_the_proposed_fields(base_settings,
 
 def test_init_refuses_a_folder_without_documents(base_settings, monkeypatch, tmp_path):
     (tmp_path / "empty").mkdir()
-    result = ragqa(monkeypatch, base_settings.models_dir, "init", str(tmp_path / "fork"), "--docs", str(tmp_path / "empty"))
+    result = ragqa(monkeypatch, base_settings.models_dir, "init", str(tmp_path / "fork"),
+                   "--docs", str(tmp_path / "empty"))
     assert result.exit_code == 1 and "no supported document" in result.output
     assert not (tmp_path / "fork" / "ragqa.toml").exists()
 
@@ -142,8 +148,8 @@ def test_init_refuses_a_folder_without_documents(base_settings, monkeypatch, tmp
 def test_init_evaluate_ingests_generates_and_prints_a_baseline(base_settings, monkeypatch, tmp_path):
     docs = report_decks(tmp_path / "docs")
     fork = tmp_path / "fork"
-    result = ragqa(monkeypatch, base_settings.models_dir, "init", str(fork), "--docs", str(docs), "--evaluate",
-                 "--questions", "1", "--answers", "1")
+    result = ragqa(monkeypatch, base_settings.models_dir, "init", str(fork), "--docs", str(docs),
+                   "--evaluate", "--questions", "1", "--answers", "1")
     assert result.exit_code == 0, result.output
     settings = load_settings(fork / "ragqa.toml")
     stored = set(collection(settings).get()["ids"])

@@ -30,7 +30,8 @@ STORE_DOCS = 240
 def write_notes(folder: Path, count: int, start: int = 0) -> list[str]:
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(start, start + count):
-        (folder / f"note-{i:03d}.txt").write_text(f"Crate {i} holds {i * 3} bolts of grade Q{i}.", encoding="utf-8")
+        (folder / f"note-{i:03d}.txt").write_text(f"Crate {i} holds {i * 3} bolts of grade Q{i}.",
+                                                  encoding="utf-8")
     return [f"note-{i:03d}.txt" for i in range(start, start + count)]
 
 
@@ -43,7 +44,8 @@ def lexical_documents(settings) -> int:
 
 def kill_when(command: list[str], settings, ready) -> str:
     """Run `ragqa COMMAND`, SIGKILL it as soon as `ready()`; returns its stderr."""
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir),
+               RAGQA_MODELS_DIR=str(settings.models_dir))
     err = settings.storage_dir.parent / "stderr.txt"
     with err.open("w") as stderr:
         process = subprocess.Popen([sys.executable, "-m", "app.cli", *command], env=env,
@@ -109,7 +111,8 @@ def test_killed_prune_is_finished_by_the_next_run(built, base_settings, tmp_path
               lambda: lexical_documents(settings) < STORE_DOCS - BATCH)
     assert sorted(pending(settings)["drop"]) == gone
     assert len(assert_agree(settings, pending=set(gone)) - set(gone)) == STORE_DOCS - len(gone)
-    assert 0 < len(set(gone) - set(chunk_ids(collection(settings)))) < len(gone), "the kill did not land mid-run"
+    assert 0 < len(set(gone) - set(chunk_ids(collection(settings)))) < len(gone), \
+        "the kill did not land mid-run"
     report = ingest([folder], settings, progress=False)  # no --prune: the killed one's is finished
     assert report.unchanged == STORE_DOCS - len(gone)
     assert len(assert_agree(settings)) == STORE_DOCS - len(gone) and not pending(settings)
@@ -131,7 +134,8 @@ def test_killed_reset_leaves_nothing_of_the_old_store(base_settings, tmp_path):
     kill_when(["ingest", "--reset", str(tmp_path / "new")], settings, new_ones_indexed)
     docs = assert_agree(settings, in_flight=1)  # the kill may fall between the docstore and BM25
     assert docs and docs <= set(new) and not set().union(*stores(settings).values()) & set(old)
-    found = {n.node.metadata["doc"] for n in lexical_index(settings).search("Crate 3 holds 9 bolts of grade Q3", 50)}
+    found = {n.node.metadata["doc"]
+             for n in lexical_index(settings).search("Crate 3 holds 9 bolts of grade Q3", 50)}
     assert found <= set(new)
     report = ingest([tmp_path / "new"], settings, progress=False)
     assert report.indexed + report.unchanged == 40

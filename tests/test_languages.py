@@ -37,7 +37,8 @@ def mixed(base_settings, tmp_path_factory):
 def mostly_english(base_settings, tmp_path_factory):
     """One document in seven is Korean: the corpus lacks Korean."""
     english = [FIXTURES / "battery.md", FIXTURES / "cafeteria.md", FIXTURES / "answers" / "cell-tests.md",
-               *(SAMPLE / "docs" / name for name in ("glossary.md", "programme-overview.md", "test-procedure.md"))]
+               *(SAMPLE / "docs" / name
+                 for name in ("glossary.md", "programme-overview.md", "test-procedure.md"))]
     return store(base_settings, tmp_path_factory, [*english, FIXTURES / "answers" / "thermal-runaway-ko.md"])
 
 

@@ -22,7 +22,8 @@ def write_docs(folder, names, variant="grey"):
         (folder / f"{name}.md").write_text(
             f"# The {name}\n\nThe {name} is painted {variant} and bolted to the {others}.\n\n"
             f"## Tests\n\nThe {name} passed {i + 3} crush tests; {name} torque is {40 + i} Nm. "
-            + " ".join(f"Run {run} of the {name} measured {run * 7 + i} mm of intrusion at the {PARTS[run % 10]}."
+            + " ".join(f"Run {run} of the {name} measured {run * 7 + i} mm "
+                       f"of intrusion at the {PARTS[run % 10]}."
                        for run in range(12)) + " "
             f"{'가로 부재 용접 부위는 ' + name + ' 옆에 있다.' if i % 3 == 0 else ''}", encoding="utf-8")
 
@@ -52,9 +53,11 @@ def test_incremental_updates_equal_a_full_rebuild(base_settings, tmp_path, monke
     assert index.count() == len(stored_nodes(collection(settings))) > 6
 
     put = []
-    monkeypatch.setattr(LexicalIndex, "put", lambda self, doc, *a, _put=LexicalIndex.put: put.append(doc) or _put(self, doc, *a))
+    monkeypatch.setattr(LexicalIndex, "put",
+                        lambda self, doc, *a, _put=LexicalIndex.put: put.append(doc) or _put(self, doc, *a))
     write_docs(folder, PARTS[6:8])  # two added
-    (folder / "door.md").write_text("# The door\n\nThe door is made of aluminium; hinge torque 55 Nm.", encoding="utf-8")
+    (folder / "door.md").write_text("# The door\n\nThe door is made of aluminium; hinge torque 55 Nm.",
+                                    encoding="utf-8")
     (folder / "roof.md").unlink()
     ingest([folder], settings, prune=True, progress=False)
     assert sorted(put) == ["airbag.md", "door.md", "sill.md"]  # only what changed was read again
@@ -93,14 +96,18 @@ def test_search_filters_and_scores(base_settings, tmp_path):
     index = lexical_index(settings)
     hits = index.search("sill", 50)
     assert hits and all("sill" in n.node.get_content(metadata_mode="embed").lower() for n in hits)
-    assert {n.node.metadata["doc"] for n in index.search("sill", 50, metadata_filters(["sill.md"]))} == {"sill.md"}
-    assert {n.node.metadata["doc"] for n in index.search("용접", 50)} == {"bumper.md", "roof.md", "airbag.md", "wheel.md"}
-    without = next(n.node.node_id for n in index.search("painted", 50) if "sill" not in n.node.get_content().lower())
+    assert {n.node.metadata["doc"]
+            for n in index.search("sill", 50, metadata_filters(["sill.md"]))} == {"sill.md"}
+    assert {n.node.metadata["doc"] for n in index.search("용접", 50)} == {"bumper.md", "roof.md", "airbag.md",
+                                                                          "wheel.md"}
+    without = next(n.node.node_id for n in index.search("painted", 50)
+                   if "sill" not in n.node.get_content().lower())
     assert index.scores("sill", [without, hits[0].node.node_id]) == [0.0, pytest.approx(hits[0].score)]
     assert index.search("the and of", 5) == []  # stop words alone match nothing
     for query in QUERIES:  # the ranker's scores are FTS5's, computed apart
         found = index.search(query, 50)
-        assert index.scores(query, [n.node.node_id for n in found]) == pytest.approx([n.score for n in found], rel=1e-9)
+        assert index.scores(query, [n.node.node_id for n in found]) == pytest.approx([n.score for n in found],
+                                                                                     rel=1e-9)
 
 
 def test_filters_on_hostile_field_names(base_settings, tmp_path):
@@ -112,9 +119,10 @@ def test_filters_on_hostile_field_names(base_settings, tmp_path):
     folder = tmp_path / "docs"
     folder.mkdir()
     for doc, value in (("ann", "Ann"), ("bob", "Bob")):
-        fields = "\n".join(f"'{name.replace(chr(39), chr(39) * 2)}': {value}-{i}" for i, name in enumerate(names))
-        (folder / f"{doc}.md").write_text(f"---\n{fields}\n---\n# {doc}\n\nThe gearbox was serviced by {value}.",
-                                          encoding="utf-8")
+        fields = "\n".join(f"'{name.replace(chr(39), chr(39) * 2)}': {value}-{i}"
+                           for i, name in enumerate(names))
+        (folder / f"{doc}.md").write_text(f"---\n{fields}\n---\n# {doc}\n\n"
+                                          f"The gearbox was serviced by {value}.", encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path / "storage", headers={"fields": names, "patterns": {}})
     ingest([folder], settings, progress=False)
     index = lexical_index(settings)

@@ -109,7 +109,8 @@ def test_onnx_int8_embedder_matches_pytorch(base_settings):
     torch, onnx = embedder("torch"), embedder("onnx")
     assert type(onnx).__name__ == "OnnxEmbedding"
     for ours, reference in (
-        ([onnx.get_query_embedding(t) for t in EMBED_TEXTS], [torch.get_query_embedding(t) for t in EMBED_TEXTS]),
+        ([onnx.get_query_embedding(t) for t in EMBED_TEXTS],
+         [torch.get_query_embedding(t) for t in EMBED_TEXTS]),
         (onnx.get_text_embedding_batch(EMBED_TEXTS), torch.get_text_embedding_batch(EMBED_TEXTS)),
     ):
         cosine = np.einsum("ij,ij->i", np.asarray(ours), np.asarray(reference))

@@ -15,7 +15,8 @@ def test_evaluation_notebook_runs(base_settings, tmp_path, monkeypatch):
     monkeypatch.setenv("RAGQA_STORAGE_DIR", str(tmp_path / "storage"))
     monkeypatch.setenv("RAGQA_MODELS_DIR", str(base_settings.models_dir))
     notebook = nbformat.read(REPO_ROOT / "notebooks/evaluation.ipynb", as_version=4)
-    NotebookClient(notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(REPO_ROOT)}}).execute()
+    NotebookClient(notebook, timeout=900, kernel_name="python3",
+                   resources={"metadata": {"path": str(REPO_ROOT)}}).execute()
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]

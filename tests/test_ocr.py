@@ -29,13 +29,15 @@ INSPECTION = [
     [(14, "Findings"), (11, "Door 3 needed 41 seconds to close, the slowest of all doors."),
      (11, "The sprinkler valve in hangar 4 was replaced by the contractor Vantor.")],
 ]
-KOREAN = ["격납고 소방문 점검 보고서", "모든 소방문은 규정 시간 안에 닫혔다.", "스프링클러 밸브는 협력업체가 교체하였다."]
+KOREAN = ["격납고 소방문 점검 보고서", "모든 소방문은 규정 시간 안에 닫혔다.",
+          "스프링클러 밸브는 협력업체가 교체하였다."]
 
 
 def scanned(image: Image.Image, rng: random.Random) -> Image.Image:
     """A page as a scanner gives it back: slightly turned, with noise."""
     image = image.convert("L").rotate(rng.uniform(-1, 1), resample=Image.BICUBIC, fillcolor=255)
-    pixels = np.asarray(image, dtype=np.float32) + np.random.default_rng(rng.randrange(99)).normal(0, 15, image.size[::-1])
+    pixels = (np.asarray(image, dtype=np.float32)
+              + np.random.default_rng(rng.randrange(99)).normal(0, 15, image.size[::-1]))
     return Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8))
 
 
@@ -95,13 +97,15 @@ def test_a_text_layer_is_never_ocred_and_force_ocrs_it(tmp_path, inspection_scan
 
 
 def test_ocr_off_refuses_a_scan_with_the_reason(inspection_scan):
-    with pytest.raises(DocumentLoadError, match=r"no text layer on any of its 2 pages \(a scan\?\) and OCR is off"):
+    with pytest.raises(DocumentLoadError,
+                       match=r"no text layer on any of its 2 pages \(a scan\?\) and OCR is off"):
         convert(inspection_scan, "hangar-inspection.pdf", IngestSettings(ocr="off"))
 
 
 def test_missing_tesseract_language_is_named_with_the_install_command(inspection_scan, monkeypatch):
     monkeypatch.setattr(ocr, "installed_languages", lambda: frozenset({"eng", "osd"}))
-    with pytest.raises(DocumentLoadError, match="Tesseract has no kor language data.*apt-get install tesseract-ocr"):
+    with pytest.raises(DocumentLoadError,
+                       match="Tesseract has no kor language data.*apt-get install tesseract-ocr"):
         convert(inspection_scan, "hangar-inspection.pdf", IngestSettings())
 
 
@@ -142,7 +146,8 @@ def test_a_scanned_report_is_answered_and_cited_by_page(sample_indexed, inspecti
         ref.doc == "hangar-inspection.pdf" and ref.page <= 2 <= ref.page_end and ref.ocr for ref in cited
     ), cited
     # What the CLI and the UI show: the place, with the section found by type size, and that it was OCRed.
-    assert "hangar-inspection.pdf, pp. 1-2, Hangar 4 Fire Door Inspection, OCR text" in render_sources(answer.to_dict())
+    assert ("hangar-inspection.pdf, pp. 1-2, Hangar 4 Fire Door Inspection, OCR text"
+            in render_sources(answer.to_dict()))
 
 
 def test_on_a_scan_a_heading_needs_space_above_and_a_wrapped_one_is_joined():
@@ -151,7 +156,8 @@ def test_on_a_scan_a_heading_needs_space_above_and_a_wrapped_one_is_joined():
     from ingestion.pdf import Line, line_blocks
 
     def paragraph(top: int, count: int) -> list[Line]:
-        return [Line(1, top + 50 * i, top + 50 * i + 41, 41, f"Body line {i} of the paragraph. ") for i in range(count)]
+        return [Line(1, top + 50 * i, top + 50 * i + 41, 41, f"Body line {i} of the paragraph. ")
+                for i in range(count)]
 
     first = paragraph(170, 4)
     question = Line(1, first[-1].bottom + 9, first[-1].bottom + 55, 55, "ends here. ")

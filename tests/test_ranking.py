@@ -17,7 +17,8 @@ from rag.ranking import FEATURES, LinearRanker, features, fit_ranker
 @pytest.fixture(scope="module")
 def stages(sample_indexed):
     qa = [q for q in load_qa(SAMPLE / "qa.jsonl") if q["answerable"]]
-    metrics, _rows = evaluate_stages(sample_indexed, qa, n=sample_indexed.retrieval.retrieve_k, progress=False)
+    metrics, _rows = evaluate_stages(sample_indexed, qa, n=sample_indexed.retrieval.retrieve_k,
+                                     progress=False)
     return metrics
 
 
@@ -78,10 +79,11 @@ def test_train_reranker_improves_an_untrained_ranker(sample_indexed, tmp_path, m
     # An item of another store (its chunk id is not in this one) is left out of training.
     questions = load_qa(tmp_path / "mined.jsonl")
     with (tmp_path / "mined.jsonl").open("a", encoding="utf-8") as qa:
-        qa.write(json.dumps({"id": "elsewhere", "question": "What did SI-2024-03 measure?", "answer": "142 mm",
-                             "evidence": [{"chunk_id": "another-store-0"}]}) + "\n")
+        qa.write(json.dumps({"id": "elsewhere", "question": "What did SI-2024-03 measure?",
+                             "answer": "142 mm", "evidence": [{"chunk_id": "another-store-0"}]}) + "\n")
     out = tmp_path / "ranker.json"
-    trained = cli(monkeypatch, settings, "train", "reranker", "--qa", str(tmp_path / "mined.jsonl"), "--out", str(out))
+    trained = cli(monkeypatch, settings, "train", "reranker", "--qa", str(tmp_path / "mined.jsonl"),
+                  "--out", str(out))
     assert trained.exit_code == 0, trained.output
     assert trained.stdout.strip().splitlines()[-1] == str(out)
     saved = json.loads(out.read_text())["training"]

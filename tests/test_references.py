@@ -24,7 +24,8 @@ class TableScorer:
 
     def __call__(self, pairs):
         self.batches.append(list(pairs))
-        return [self.table.get(seg, [0.0] * len(self.chunks))[self.chunks.index(chunk)] for seg, chunk in pairs]
+        return [self.table.get(seg, [0.0] * len(self.chunks))[self.chunks.index(chunk)]
+                for seg, chunk in pairs]
 
 
 CHUNKS = ["c0", "c1", "c2"]
@@ -189,7 +190,8 @@ def test_a_table_row_states_a_segment_only_with_its_own_cell(segment, stated):
 def test_a_code_copied_from_another_row_does_not_name_that_row():
     from rag.support import table_support
 
-    inventory = "| Dummy | Serial | Tests since calibration |\n|---|---|---|\n| ES-2re | ES-031 | 2 |\n| WorldSID 50M | WS-015 | 11 |"
+    inventory = ("| Dummy | Serial | Tests since calibration |\n|---|---|---|\n| ES-2re | ES-031 | 2 |\n"
+                 "| WorldSID 50M | WS-015 | 11 |")
     assert table_support("The serial number of the WorldSID dummy is WS-015.", inventory)
     assert not table_support("The serial number of the WorldSID dummy is ES-031.", inventory)
     assert table_support("The WorldSID dummy has done 11 tests since its last calibration.", inventory)
@@ -204,14 +206,16 @@ def test_a_run_code_names_its_row_and_not_its_neighbours():
     assert table_support("The peak deceleration reached by sled test SL-13 was 30.2 g.", sled)
     assert table_support("Sled test SL-13 failed.", sled)
     assert not table_support("The peak deceleration reached by sled test SL-13 was 31.1 g.", sled)
-    assert not table_support("Sled test SL-13 failed at 30.2.", sled)  # not the row's first value, its column not named
+    # not the row's first value, its column not named
+    assert not table_support("Sled test SL-13 failed at 30.2.", sled)
 
 
 FAQ = """Title: Chapter 12. Getting support for Debian GNU/Linux
 
 ## 12.5. How do I report a bug in Debian?
 
-You can use the package reportbug that will guide you through the reporting process. Kernel modules to load at boot are listed in /etc/modules. Debian 6.0 was released as squeeze."""
+You can use the package reportbug that will guide you through the reporting process. \
+Kernel modules to load at boot are listed in /etc/modules. Debian 6.0 was released as squeeze."""
 
 
 @pytest.mark.parametrize(("segment", "stated"), [
@@ -306,7 +310,8 @@ def test_the_support_model_rejects_a_changed_unit_or_a_false_comparison(base_set
     from rag.support import support_scorer
 
     scorer = support_scorer(base_settings, bi_encoder(base_settings, build_embedding(base_settings)))
-    retest = ("Title: Side impact retest SI-2024-05\n\n# Findings\n\nThe B-pillar intrusion was 142 mm against an "
+    retest = ("Title: Side impact retest SI-2024-05\n\n# Findings\n\n"
+              "The B-pillar intrusion was 142 mm against an "
               "internal target of 120 mm, so the target was missed. The passenger HIC15 was 388.")
     right, unit, within, table = scorer([
         ("The B-pillar intrusion was 142 mm, against an internal target of 120 mm.", retest),
@@ -324,7 +329,8 @@ def test_the_marks_a_reader_sees_are_the_matchers():
 
     assert marked("Curtain airbags protect the head [2].", [1]) == "Curtain airbags protect the head [1]."
     assert marked("The HIC15 was 412. [2]", [1, 3]) == "The HIC15 was 412 [1, 3]."
-    assert marked("운전석 에어백은 14 ms 만에 전개되었다 [1].", [3]) == "운전석 에어백은 14 ms 만에 전개되었다 [3]."
+    assert marked("운전석 에어백은 14 ms 만에 전개되었다 [1].", [3]) == \
+        "운전석 에어백은 14 ms 만에 전개되었다 [3]."
     assert marked("A wind tunnel was bought [1].", []) == "A wind tunnel was bought."
     draft = "Results:\n- The HIC15 was 412 [2].\n- The chest   deflection was 31 mm [2].\n\nAll passed [1]."
     assert cited(draft, [(0, 0, []), (1, 2, [1]), (3, 3, [])]) == \

@@ -21,8 +21,10 @@ def store(base_settings, tmp_path_factory):
     folder = tmp_path_factory.mktemp("docs")
     (folder / "patch.md").write_text("---\nTitle: Parts list\nRegion: Patagonia\n---\n# Parts list\n\n"
                                      "Part QX-4471-B is the left B-pillar patch.", encoding="utf-8")
-    (folder / "airbags.md").write_text("# Airbags\n\nThe curtain airbag protects the head in a side crash.", encoding="utf-8")
-    (folder / "seats.md").write_text("# Seats\n\nThe seat frame is made of high-strength steel.", encoding="utf-8")
+    (folder / "airbags.md").write_text("# Airbags\n\nThe curtain airbag protects the head in a side crash.",
+                                       encoding="utf-8")
+    (folder / "seats.md").write_text("# Seats\n\nThe seat frame is made of high-strength steel.",
+                                     encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("storage"),
                               headers={"fields": ["Title", "Region"], "patterns": {}})
     ingest([folder], settings, progress=False)
@@ -43,7 +45,8 @@ def test_bm25_finds_exact_ids_and_header_fields(store):
 def test_hybrid_fuses_both_channels_once_each(store, pipeline):
     settings, _ = store
     embedding = build_embedding(settings)
-    hybrid = hybrid_retriever(settings, embedding, pipeline.llm).retrieve("Which part is the B-pillar patch QX-4471-B?")
+    hybrid = hybrid_retriever(settings, embedding, pipeline.llm).retrieve(
+        "Which part is the B-pillar patch QX-4471-B?")
     assert docs(hybrid)[0] == "patch.md"
     assert len({n.node.node_id for n in hybrid}) == len(hybrid) == 3  # found by both, listed once
     dense = dense_retriever(settings, embedding).retrieve("head protection in a side crash")
@@ -67,7 +70,8 @@ def test_reranker_with_a_cross_encoder_folder(base_settings, tmp_path):
     rerank = build_rerank_stage(settings, Store(settings), build_embedding(settings), top_n=2)
     scorer = rerank.scorer
     assert isinstance(scorer, CrossEncoderScorer) and rerank.scorer_kind == "cross-encoder"
-    nodes = [NodeWithScore(node=TextNode(text=t, id_=str(i)), score=0.0) for i, t in enumerate(["a", "b", "c"])]
+    nodes = [NodeWithScore(node=TextNode(text=t, id_=str(i)), score=0.0)
+             for i, t in enumerate(["a", "b", "c"])]
     ranked = rerank.postprocess_nodes(nodes, query_bundle=QueryBundle("a"))
     direct = scorer([("a", "a"), ("a", "b"), ("a", "c")])
     assert len(ranked) == 2 and all(0.0 <= s <= 1.0 for s in direct)
@@ -77,7 +81,8 @@ def test_reranker_with_a_cross_encoder_folder(base_settings, tmp_path):
         missing = fresh_settings(base_settings, tmp_path / "s2", rerank=gone)
         build_rerank_stage(missing, Store(missing), None)
     # The learned ranker ranks by default: a CrossEncoder folder named beside it is not loaded.
-    beside = fresh_settings(base_settings, tmp_path / "s3", rerank={"cross_encoder_path": str(tmp_path / "none")})
+    beside = fresh_settings(base_settings, tmp_path / "s3",
+                            rerank={"cross_encoder_path": str(tmp_path / "none")})
     assert build_rerank_stage(beside, Store(beside), None).scorer_kind == "ltr"
 
 
@@ -100,13 +105,16 @@ def test_document_and_header_filters_reach_both_channels(store, pipeline):
     question = "Which part is the B-pillar patch QX-4471-B?"
 
     def hybrid(filters):
-        return set(docs(hybrid_retriever(settings, embedding, pipeline.llm, filters=filters).retrieve(question)))
+        return set(docs(hybrid_retriever(settings, embedding, pipeline.llm, filters=filters)
+                        .retrieve(question)))
 
     assert hybrid(metadata_filters(docs=["airbags.md"])) == {"airbags.md"}
     assert hybrid(metadata_filters(where=parse_where(["Region=Patagonia"]))) == {"patch.md"}
     assert bm25_retriever(settings, filters=metadata_filters(["no-such.md"])).retrieve(question) == []
-    assert bm25_retriever(settings, filters=metadata_filters(where={"Region": "Atlantis"})).retrieve(question) == []
-    assert docs(bm25_retriever(settings, filters=metadata_filters(["airbags.md", "patch.md"])).retrieve(question)) == ["patch.md"]
+    assert bm25_retriever(settings, filters=metadata_filters(where={"Region": "Atlantis"})).retrieve(
+        question) == []
+    assert docs(bm25_retriever(settings, filters=metadata_filters(["airbags.md", "patch.md"])).retrieve(
+        question)) == ["patch.md"]
     assert metadata_filters([], {}) is None
     with pytest.raises(ValueError, match="not FIELD=VALUE"):
         parse_where(["Region"])
@@ -120,8 +128,10 @@ def test_lexical_support_counts_the_segments_wording_in_the_chunk():
     assert lexical_support("최대 가속도는 52 g였다", "시험에서 최대 가속도가 52 g로 측정되었다") > 0.5
     assert lexical_support("", chunk) == 0.0
     # A chunk without the statement's figure cannot support it, however similar the wording.
-    assert lexical_support("The B-pillar intrusion was 142 mm.", "The B-pillar intrusion was 98 mm.") == 0.0
-    assert lexical_support("SI-2024-03 measured 142 mm.", "SI-2024-03 measured 98 mm.") == pytest.approx(2 / 3)
+    assert lexical_support("The B-pillar intrusion was 142 mm.",
+                           "The B-pillar intrusion was 98 mm.") == 0.0
+    assert lexical_support("SI-2024-03 measured 142 mm.",
+                           "SI-2024-03 measured 98 mm.") == pytest.approx(2 / 3)
 
 
 @pytest.fixture(scope="module")
@@ -155,8 +165,10 @@ def test_support_backs_a_korean_answer_resting_on_a_copied_command(base_settings
     name; the code rule does, and only for the chunk that holds it."""
     faq = ("Title: Getting support\n\n## How do I report a bug?\n\nYou can use the package reportbug that "
            "will guide you through the reporting process.")
-    other = "Title: Getting support\n\n## Are there logs of known bugs?\n\nSend an e-mail to request@bugs.debian.org."
-    stated, elsewhere, wrong = support([("패키지는 `reportbug`입니다.", faq), ("패키지는 `reportbug`입니다.", other),
+    other = ("Title: Getting support\n\n## Are there logs of known bugs?\n\n"
+             "Send an e-mail to request@bugs.debian.org.")
+    stated, elsewhere, wrong = support([("패키지는 `reportbug`입니다.", faq),
+                                        ("패키지는 `reportbug`입니다.", other),
                                         ("패키지는 `bugreport`입니다.", faq)])
     threshold = base_settings.support.threshold
     assert stated > threshold and elsewhere < threshold and wrong < threshold
@@ -170,7 +182,8 @@ def test_hybrid_scores_are_the_fusion_of_both_channels(store, pipeline):
     query = "What protects the part of the body above the neck?"  # the channels disagree on it
 
     def ranks(nodes):
-        return {n.node.node_id: r for r, n in enumerate(sorted(nodes, key=lambda n: n.score or 0.0, reverse=True))}
+        return {n.node.node_id: r
+                for r, n in enumerate(sorted(nodes, key=lambda n: n.score or 0.0, reverse=True))}
 
     dense = ranks(dense_retriever(settings, embedding).retrieve(query))
     bm25 = ranks(bm25_retriever(settings).retrieve(query))

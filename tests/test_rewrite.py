@@ -9,45 +9,52 @@ from rag.rewrite import QuestionRewriter, document_shares, first_line, translati
 
 
 def rewriter(*replies: str) -> QuestionRewriter:
-    return QuestionRewriter(ScriptedLLM(replies=list(replies), prompts=[]), "{history} / {question}", "{language}: {question}")
+    return QuestionRewriter(ScriptedLLM(replies=list(replies), prompts=[]), "{history} / {question}",
+                            "{language}: {question}")
 
 
 def test_a_question_is_translated_only_when_the_corpus_lacks_its_language():
     """Counted by documents: a Korean manual whose chunks list English commands is Korean, and a
     corpus with a quarter of its documents in Korean is not translated into for Korean questions."""
-    manual = [("faq-ko.html", "데비안은 자유 운영 체제입니다."), ("faq-ko.html", "Run apt-get install foo --yes now."),
+    manual = [("faq-ko.html", "데비안은 자유 운영 체제입니다."),
+              ("faq-ko.html", "Run apt-get install foo --yes now."),
               ("faq-ko.html", "패키지는 apt 로 설치합니다.")]
     assert document_shares(manual) == {"Korean": 1.0, "English": 0.0}
     assert translation_target("How do I install a package?", document_shares(manual)) == "Korean"
-    mixed = [(f"report-{i}.md", "The sled test passed.") for i in range(3)] + [("summary-ko.txt", "시험은 통과했다.")]
+    mixed = [(f"report-{i}.md", "The sled test passed.") for i in range(3)] + [("summary-ko.txt",
+                                                                                 "시험은 통과했다.")]
     assert document_shares(mixed) == {"Korean": 0.25, "English": 0.75}
-    assert translation_target("시험은 통과했나요?", document_shares(mixed)) is None  # 1 of 4 documents is enough
-    english = [(f"report-{i}.md", "The sled test passed.") for i in range(9)] + [("summary-ko.txt", "시험은 통과했다.")]
+    # 1 of 4 documents is enough
+    assert translation_target("시험은 통과했나요?", document_shares(mixed)) is None
+    english = [(f"report-{i}.md", "The sled test passed.") for i in range(9)] + [("summary-ko.txt",
+                                                                                   "시험은 통과했다.")]
     assert translation_target("시험은 통과했나요?", document_shares(english)) == "English"
     assert translation_target("Did it pass?", document_shares(english)) is None
     assert translation_target("Did it pass?", document_shares([])) is None
 
 
 def test_a_translation_in_the_wrong_script_or_an_echo_is_not_used():
-    assert rewriter("Korean: 펌프 P-20은 몇 시간 작동했나요?").translate("How long did P-20 run?", "Korean") == "펌프 P-20은 몇 시간 작동했나요?"
+    assert rewriter("Korean: 펌프 P-20은 몇 시간 작동했나요?").translate(
+        "How long did P-20 run?", "Korean") == "펌프 P-20은 몇 시간 작동했나요?"
     assert rewriter("How long did P-20 run?").translate("How long did P-20 run?", "Korean") is None  # echoed
     assert rewriter("").translate("How long did P-20 run?", "Korean") is None
     # An answer instead of a translation is kept: it holds the question's words in the corpus's language.
-    assert rewriter("데비안 프로젝트는 1993년에 시작되었습니다.").translate("When was Debian started?", "Korean") == \
-        "데비안 프로젝트는 1993년에 시작되었습니다."
+    assert rewriter("데비안 프로젝트는 1993년에 시작되었습니다.").translate(
+        "When was Debian started?", "Korean") == "데비안 프로젝트는 1993년에 시작되었습니다."
     # A Korean question about a file may hold more Latin letters than syllables.
     assert rewriter("/etc/kbd/config 파일은 무엇인가요?").translate("What is /etc/kbd/config?", "Korean") == \
         "/etc/kbd/config 파일은 무엇인가요?"
     # Only the first line: the model may go on with another example.
-    assert rewriter("펌프 P-20은 몇 시간 작동했나요?\nQuestion: and P-30?").translate("How long did P-20 run?", "Korean") == \
-        "펌프 P-20은 몇 시간 작동했나요?"
+    assert rewriter("펌프 P-20은 몇 시간 작동했나요?\nQuestion: and P-30?").translate(
+        "How long did P-20 run?", "Korean") == "펌프 P-20은 몇 시간 작동했나요?"
 
 
 def test_a_follow_up_is_rewritten_only_with_history():
     llm = rewriter("Standalone question: What HIC15 did the passenger reach in A-12?")
     assert llm.standalone("And the passenger?", []) == "And the passenger?"
     assert llm.llm.prompts == []  # no history: no LLM call
-    assert llm.standalone("And the passenger?", [("What HIC15 did the driver reach in A-12?", "300 [1].")]) == \
+    assert llm.standalone("And the passenger?",
+                          [("What HIC15 did the driver reach in A-12?", "300 [1].")]) == \
         "What HIC15 did the passenger reach in A-12?"
     assert first_line('\n  "Translation: 질문?"  \nmore') == "질문?"
 
@@ -58,7 +65,8 @@ def test_a_rewrite_that_names_a_code_from_the_prompts_examples_is_not_used():
     assert leaking.standalone("Which dummy sat in the driver seat in that test?", history) == \
         "What is the purpose of test SI-2024-03? Which dummy sat in the driver seat in that test?"
     assert rewriter("Which dummy sat in the driver seat in SI-2024-03?").standalone(
-        "Which dummy sat in the driver seat in that test?", history) == "Which dummy sat in the driver seat in SI-2024-03?"
+        "Which dummy sat in the driver seat in that test?", history) == \
+        "Which dummy sat in the driver seat in SI-2024-03?"
 
 
 def test_history_is_fitted_into_the_rewriting_window_newest_turns_first():
@@ -73,6 +81,8 @@ def test_history_is_fitted_into_the_rewriting_window_newest_turns_first():
     (prompt,) = short.llm.prompts
     assert len(prompt) <= 120 and "A-12" in prompt and "A-11" not in prompt and "error 42" not in prompt
     # Nothing fits: the question is used as asked, without an LLM call.
-    none = QuestionRewriter(ScriptedLLM(replies=[], prompts=[]), "{history} / {question}", "{language}: {question}", 3, len, 30)
+    none = QuestionRewriter(ScriptedLLM(replies=[], prompts=[]), "{history} / {question}",
+                            "{language}: {question}", 3, len, 30)
     assert none.standalone("And the passenger?", history) == "And the passenger?" and none.llm.prompts == []
-    assert none.translate("운전석 더미의 HIC15는 A-12 시험에서 얼마였나요?", "English") is None and none.llm.prompts == []
+    assert (none.translate("운전석 더미의 HIC15는 A-12 시험에서 얼마였나요?", "English") is None
+            and none.llm.prompts == [])

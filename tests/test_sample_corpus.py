@@ -40,7 +40,8 @@ def test_every_gold_evidence_is_found_where_annotated(sample_chunks):
 
 def test_gold_matching_rules():
     meta = {"doc": "a.pdf", "page": 3, "page_end": 4, "sections": "Ch 1 > Limits\nCh 2"}
-    assert satisfies({"doc": "a.pdf", "page": 4, "section": "limits", "text": "HIC  15"}, "the hic 15 value", meta)
+    assert satisfies({"doc": "a.pdf", "page": 4, "section": "limits", "text": "HIC  15"}, "the hic 15 value",
+                     meta)
     assert not satisfies({"doc": "a.pdf", "page": 5}, "x", meta)
     assert not satisfies({"doc": "b.pdf"}, "x", meta)
     assert not satisfies({"doc": "a.pdf", "section": "Ch 3"}, "x", meta)
@@ -57,6 +58,7 @@ def test_reference_matcher_on_the_sample_gold(sample_indexed):
     from rag.support import support_scorer
 
     scorer = support_scorer(sample_indexed, bi_encoder(sample_indexed, build_embedding(sample_indexed)))
-    metrics, _ = evaluate_references(sample_indexed, load_gold(SAMPLE / "reference_gold.jsonl"), scorer, progress=False)
+    metrics, _ = evaluate_references(sample_indexed, load_gold(SAMPLE / "reference_gold.jsonl"), scorer,
+                                     progress=False)
     assert metrics["n_sentences"] == 93
     assert metrics["precision"] >= 0.93 and metrics["coverage"] >= 0.95, metrics

@@ -10,7 +10,8 @@ from markdown_it import MarkdownIt
 from app.render import escape, render_answer, unescape
 
 HOSTILE = ("See ![logo](http://127.0.0.1:9999/beacon.png?who=viewer) and [portal](http://x/login), "
-           "<img src=x onerror=alert(1)> *not bold* `code` | a | b |\n\n# not a heading\n1. not a list &amp; \\ $$x$$")
+           "<img src=x onerror=alert(1)> *not bold* `code` | a | b |\n\n"
+           "# not a heading\n1. not a list &amp; \\ $$x$$")
 
 
 def test_document_markdown_is_rendered_as_its_own_text():
@@ -72,7 +73,8 @@ def test_a_question_refused_before_it_was_asked_is_no_follow_up_context(pipeline
     [(refusal, _, answer, turns)] = chat_handler(pipeline)("x" * 40_000, [], None, "")
     assert refusal.startswith(CANNOT_ANSWER) and answer is None and turns == gr.skip()  # no turn kept
     chat = [{"role": "user", "content": "x" * 40_000}, {"role": "assistant", "content": refusal}]
-    ran = {"question": "Where was FT-2024-07 run?", "standalone_question": None, "answer": "At Aldenhoven [1]."}
+    ran = {"question": "Where was FT-2024-07 run?", "standalone_question": None,
+           "answer": "At Aldenhoven [1]."}
     turns = Conversation().answered(questions(chat), ran)
     chat += [{"role": "user", "content": ran["question"]}, {"role": "assistant", "content": "..."}]
     assert turns.history(chat) == [("Where was FT-2024-07 run?", "At Aldenhoven [1].")]
@@ -86,5 +88,6 @@ def test_every_answer_waits_in_one_line_and_rest_routes_keep_to_it(pipeline):
 
     demo = queued(build_ui(pipeline), pipeline.settings)
     answering = [fn for fn in demo.fns.values() if fn.concurrency_id == ANSWERS]
-    assert {fn.api_name for fn in answering} >= {"chat", "_submit_fn"} and {fn.concurrency_limit for fn in answering} == {1}
+    assert ({fn.api_name for fn in answering} >= {"chat", "_submit_fn"}
+            and {fn.concurrency_limit for fn in answering} == {1})
     assert demo.api_open is False

@@ -103,7 +103,8 @@ def test_chroma_http_client(base_settings, corpus, tmp_path, pipeline):
     chroma = shutil.which("chroma", path=str(Path(sys.executable).parent))
     assert chroma, "the chroma CLI comes with chromadb"
     port = free_port()
-    command = [chroma, "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1", "--port", str(port)]
+    command = [chroma, "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1",
+               "--port", str(port)]
     with server(command, f"http://127.0.0.1:{port}/api/v2/heartbeat", tmp_path / "chroma-server.log"):
         settings = fresh_settings(
             base_settings, tmp_path / "storage", store={"chroma_url": f"http://127.0.0.1:{port}"}
@@ -132,7 +133,8 @@ def test_the_ui_serves_several_users_at_once_with_a_server_backend(indexed, llm_
     spans: dict[int, list[float]] = {}
     try:
         def ask(number: int, question: str) -> None:
-            job = Client(f"http://127.0.0.1:{port}/", verbose=False).submit(question, [], "", 0.5, 20, 5, api_name="/chat")
+            job = Client(f"http://127.0.0.1:{port}/", verbose=False).submit(question, [], "", 0.5, 20, 5,
+                                                                            api_name="/chat")
             started = None
             while not job.done():
                 if started is None and job.status().code.name in ("PROCESSING", "ITERATING"):
@@ -180,8 +182,10 @@ def test_server_embedding_backend_gives_the_local_vectors(base_settings, embeddi
     import numpy as np
 
     local = _embedder(base_settings, backend=embedding_server["backend"])
-    remote = _embedder(base_settings, backend="server", server={"api_base": embedding_server["api_base"]}, batch_size=4)
-    texts = [f"{word} 충돌 시험 {i}: the crash test ran at {50 + i} km/h." for i, word in enumerate("abcdefghij")]
+    remote = _embedder(base_settings, backend="server", server={"api_base": embedding_server["api_base"]},
+                       batch_size=4)
+    texts = [f"{word} 충돌 시험 {i}: the crash test ran at {50 + i} km/h."
+             for i, word in enumerate("abcdefghij")]
     passages = np.asarray(remote.get_text_embedding_batch(texts))
     assert passages.shape == (10, 384)
     assert np.einsum("ij,ij->i", passages, np.asarray(local.get_text_embedding_batch(texts))).min() > 0.999
@@ -204,7 +208,8 @@ def _post(url: str, body: dict) -> tuple[int, dict]:
         return error.code, json.load(error)
 
 
-def test_embedding_server_counts_what_it_embeds_and_refuses_what_it_cannot_serve(base_settings, embedding_server):
+def test_embedding_server_counts_what_it_embeds_and_refuses_what_it_cannot_serve(base_settings,
+                                                                                  embedding_server):
     """usage counts the tokens embedded (an input is cut to the model's window, as locally);
     `dimensions` other than the model's, too many or too long inputs, a malformed body or
     another model get OpenAI's error body, at once."""
@@ -219,9 +224,11 @@ def test_embedding_server_counts_what_it_embeds_and_refuses_what_it_cannot_serve
     status, body = _post(url, {"model": model, "input": [short, long]})
     assert status == 200, body
     window = len(tokenizer.encode(long).ids[:E5_MAX_TOKENS])
-    assert body["usage"]["prompt_tokens"] == len(tokenizer.encode(short).ids) + window < len(tokenizer.encode(long).ids)
+    assert body["usage"]["prompt_tokens"] == len(tokenizer.encode(short).ids) + window < len(
+        tokenizer.encode(long).ids)
     size = len(body["data"][0]["embedding"])
-    assert _post(url, {"model": model, "input": short, "dimensions": size})[0] == 200  # the model's own: honoured
+    # the model's own: honoured
+    assert _post(url, {"model": model, "input": short, "dimensions": size})[0] == 200
 
     def refused(request: dict, status: int, param: str | None, needle: str) -> None:
         started = time.monotonic()
@@ -233,7 +240,8 @@ def test_embedding_server_counts_what_it_embeds_and_refuses_what_it_cannot_serve
 
     refused({"input": short, "dimensions": 128}, 400, "dimensions", f"have {size} dimensions")
     refused({"input": ["a text"] * (MAX_INPUTS + 1)}, 413, "input", f"at most {MAX_INPUTS}")
-    refused({"input": [short, "x" * 1_000_000]}, 400, "input", f"input 1 has 1,000,000 characters; at most {MAX_INPUT_CHARS:,}")
+    refused({"input": [short, "x" * 1_000_000]}, 400, "input",
+            f"input 1 has 1,000,000 characters; at most {MAX_INPUT_CHARS:,}")
     refused({"input": []}, 400, "input", "input is empty")
     refused({"input": 5}, 400, "input", "input")
     refused({"model": "other", "input": short}, 404, "model", "is not served here")
@@ -243,7 +251,8 @@ def test_dead_embedding_server_is_named_within_the_timeout(base_settings):
     from rag.embeddings import EmbeddingServerError
 
     url = f"http://127.0.0.1:{free_port()}/v1"
-    remote = _embedder(base_settings, backend="server", server={"api_base": url, "timeout_s": 5.0, "max_retries": 2})
+    remote = _embedder(base_settings, backend="server",
+                       server={"api_base": url, "timeout_s": 5.0, "max_retries": 2})
     start = time.monotonic()
     with pytest.raises(EmbeddingServerError, match="refused the connection at " + url.replace(".", r"\.")):
         remote.get_query_embedding("Anyone there?")

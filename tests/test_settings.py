@@ -96,7 +96,8 @@ def test_copied_config_finds_the_shipped_prompts_and_names_missing_files(tmp_pat
         # A misspelt key would leave the default in force unnoticed.
         ("[retrieval]\nkeep_k = 3\ntopn = 40\n", {}, r"bad.toml: retrieval.topn: unknown key"),
         ('storage = "x"\n', {}, r"storage: unknown key"),
-        ("", {"RAGQA_LLM__MODLE": "x"}, r"llm.modle: unknown key \(misspelt\? or a RAGQA_LLM__MODLE variable\)"),
+        ("", {"RAGQA_LLM__MODLE": "x"},
+         r"llm.modle: unknown key \(misspelt\? or a RAGQA_LLM__MODLE variable\)"),
         # Out of range: each would run and give nonsense, or fail later with a traceback.
         ("[retrieval]\nkeep_k = 0\n", {}, r"retrieval.keep_k: Input should be greater than or equal to 1"),
         ("[retrieval]\nkeep_k = 30\n", {}, r"retrieval: keep_k \(30\) cannot exceed retrieve_k \(20\)"),
@@ -122,10 +123,13 @@ def test_copied_config_finds_the_shipped_prompts_and_names_missing_files(tmp_pat
         ("[ingest]\nmax_file_mb = -1\n", {}, r"ingest.max_file_mb: Input should be greater than 0"),
         ("[llm]\nn_ctx = 100\n", {}, r"llm.n_ctx: Input should be greater than or equal to 1024"),
         ("", {"RAGQA_UI__PORT": "99999"}, r"ui.port: Input should be less than or equal to 65535"),
-        ('[store]\ncollection = "a"\n', {}, r"store.collection: 'a' is no Chroma collection name: 3-512 characters"),
+        ('[store]\ncollection = "a"\n', {},
+         r"store.collection: 'a' is no Chroma collection name: 3-512 characters"),
         ("[headers]\nfilename_pattern = '(?P<Test Name>.+)'\n", {},
-         r"headers.filename_pattern: '\(\?P<Test Name>\.\+\)' is not a regular expression \(bad character in group name"),
-        ("[headers.patterns]\nRegion = '(['\n", {}, r"headers.patterns: Region: '\(\[' is not a regular expression"),
+         r"headers.filename_pattern: '\(\?P<Test Name>\.\+\)' is not a regular expression "
+         r"\(bad character in group name"),
+        ("[headers.patterns]\nRegion = '(['\n", {},
+         r"headers.patterns: Region: '\(\[' is not a regular expression"),
         ('[headers]\nfields = ["Title", "$where"]\n', {}, r"headers.fields: '\$where' is no field name"),
     ],
 )
@@ -150,7 +154,8 @@ def test_the_working_folders_config_is_in_force(tmp_path, monkeypatch):
     assert load_settings().config_file == DEFAULT_CONFIG  # none here: the shipped one
     (fork / "ragqa.toml").write_text('storage_dir = "state"\n', encoding="utf-8")
     settings = load_settings()
-    assert settings.config_file == fork.resolve() / "ragqa.toml" and settings.storage_dir == fork.resolve() / "state"
+    assert (settings.config_file == fork.resolve() / "ragqa.toml"
+            and settings.storage_dir == fork.resolve() / "state")
     other = tmp_path / "other.toml"
     other.write_text('storage_dir = "elsewhere"\n', encoding="utf-8")
     assert load_settings(other).config_file == other

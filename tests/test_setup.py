@@ -24,7 +24,8 @@ def debian(tmp_path):
     bin_dir.mkdir()
     log = tmp_path / "apt.log"
     fakes = {
-        "dpkg-query": 'for p in $MISSING; do [ "$p" = "${@: -1}" ] && exit 1; done; printf "install ok installed"',
+        "dpkg-query": 'for p in $MISSING; do [ "$p" = "${@: -1}" ] && exit 1; done; '
+                      'printf "install ok installed"',
         "id": 'echo "$FAKE_UID"',
         "apt-get": f'echo "$*" >> {log}',
     }

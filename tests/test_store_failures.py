@@ -58,7 +58,8 @@ def read_only(folder: Path) -> Iterator[None]:
 
 
 def ragqa(settings, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir), RAGQA_MODELS_DIR=str(settings.models_dir))
+    env = dict(os.environ, RAGQA_STORAGE_DIR=str(settings.storage_dir),
+               RAGQA_MODELS_DIR=str(settings.models_dir))
     return subprocess.run([sys.executable, "-m", "app.cli", *args], env=env, capture_output=True, text=True,
                           timeout=600)
 
@@ -67,9 +68,11 @@ def assert_one_line(result: subprocess.CompletedProcess, *words: str) -> None:
     """Exit code 1, no traceback, and one error line naming the store and the reason."""
     assert result.returncode == 1, result.stderr[-3000:]
     assert "Traceback" not in result.stdout + result.stderr
+    # progress bars aside
     lines = [line for line in result.stderr.splitlines()
-             if line.strip() and not line.startswith(("config:", "ingest:", "chunks:"))]  # progress bars aside
-    assert len(lines) == 1 and lines[0].startswith("error: ") and all(word in lines[0] for word in words), lines
+             if line.strip() and not line.startswith(("config:", "ingest:", "chunks:"))]
+    assert (len(lines) == 1 and lines[0].startswith("error: ")
+            and all(word in lines[0] for word in words)), lines
 
 
 def big_manual(path: Path, sections: int = 40) -> Path:
@@ -130,7 +133,8 @@ def test_a_read_only_store_ends_every_command_in_one_line(base_settings, tmp_pat
     listed = ragqa(settings, "documents").stdout
     with read_only(settings.storage_dir):
         for command in (["documents"], ["ingest", str(FIXTURES / "battery.md")], ["remove", "battery.md"],
-                        ["ask", "What peak cell temperature was reached?"], ["ingest", "--reset", str(FIXTURES)],
+                        ["ask", "What peak cell temperature was reached?"],
+                        ["ingest", "--reset", str(FIXTURES)],
                         ["serve", "--port", str(free_port())]):
             assert_one_line(ragqa(settings, *command), str(settings.storage_dir), "read-only")
     assert ragqa(settings, "documents").stdout == listed

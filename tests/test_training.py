@@ -44,7 +44,8 @@ def scripted_generator(calls: list[str]):
 
 def test_pairs_are_parsed_from_prose_and_filtered():
     reply = (
-        'Here you go:\n```json\n{"pairs": [{"question": "What speed was the nail driven at?", "answer": "80 mm/s."},'
+        'Here you go:\n```json\n{"pairs": [{"question": "What speed was the nail driven at?", '
+        '"answer": "80 mm/s."},'
         ' {"question": "what speed was the nail driven at?", "answer": "Twice."},'
         ' {"question": "Why?", "answer": "No reason."}, "not a pair",'
         ' {"question": "Which cell was penetrated by the nail?", "answer": ""},'
@@ -122,7 +123,8 @@ def test_training_pairs_take_questions_and_answer_sentences_with_negatives(index
     negatives = [r["passage"] for r in rows if r["label"] == 0.0]
     assert negatives and all(n != positive["passage"] and n in texts.values() for n in negatives)
     with pytest.raises(ValueError, match="ragqa qa generate"):
-        training_pairs(indexed, [{"id": "x", "question": "q?", "evidence": [{"chunk_id": "gone"}]}], recipe, False)
+        training_pairs(indexed, [{"id": "x", "question": "q?", "evidence": [{"chunk_id": "gone"}]}], recipe,
+                       False)
 
 
 def test_trained_cross_encoder_is_the_scorer(indexed, generated, tmp_path):
@@ -132,11 +134,13 @@ def test_trained_cross_encoder_is_the_scorer(indexed, generated, tmp_path):
     assert summary["train_pairs"] > 0 and summary["heldout_after"]["pairs"] > 0
     saved = json.loads((out / "ragqa_training.json").read_text())
     assert saved["recipe"]["layers"] == 2 and not out.with_name("reranker.partial").exists()
-    settings = fresh_settings(indexed, indexed.storage_dir, rerank={"method": "cross-encoder", "cross_encoder_path": str(out)})
+    settings = fresh_settings(indexed, indexed.storage_dir,
+                              rerank={"method": "cross-encoder", "cross_encoder_path": str(out)})
     scorer = build_rerank_stage(settings, Store(settings), embedding=None).scorer
     assert scorer.kind == "cross-encoder" and scorer.model.model.config.num_hidden_layers == 2
     battery, cafeteria = sorted(
-        (n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(indexed)), key=lambda t: "Orion" not in t
+        (n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(indexed)),
+        key=lambda t: "Orion" not in t
     )
     question_scores = scorer([(BATTERY_Q, battery), (BATTERY_Q, cafeteria)])
     assert all(0.0 <= s <= 1.0 for s in question_scores)
@@ -150,11 +154,14 @@ def test_tuned_retriever_carries_its_calibration(indexed, generated, tmp_path):
     assert summary["train_triplets"] > 0 and summary["heldout_after"]["pairs"] > 0
     calibration = json.loads((out / CALIBRATION_FILE).read_text())
     assert calibration == summary["calibration"] and calibration["scale"] > 0
-    settings = fresh_settings(indexed, indexed.storage_dir, embedding={"model_path": str(out), "backend": "torch"})
+    settings = fresh_settings(indexed, indexed.storage_dir,
+                              embedding={"model_path": str(out), "backend": "torch"})
     scorer = bi_encoder(settings, build_embedding(settings))
-    assert scorer.kind == "bi-encoder" and (scorer.center, scorer.scale) == (calibration["center"], calibration["scale"])
+    assert scorer.kind == "bi-encoder" and (scorer.center, scorer.scale) == (calibration["center"],
+                                                                             calibration["scale"])
     battery, cafeteria = sorted(
-        (n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(indexed)), key=lambda t: "Orion" not in t
+        (n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(indexed)),
+        key=lambda t: "Orion" not in t
     )
     scores = scorer([(BATTERY_Q, battery), (BATTERY_Q, cafeteria)])
     assert scores[0] > scores[1] and all(0.0 <= s <= 1.0 for s in scores)
@@ -179,15 +186,17 @@ def test_generate_and_train_from_the_command_line(base_settings, corpus, tmp_pat
     assert 1 <= len(items) <= 3 and all(i["evidence"][0]["doc"] == "battery.md" for i in items)
     folder = tmp_path / "reranker"  # not the default: the prepared models folder is shared
     trained = runner.invoke(
-        app, ["train", "reranker", "--cross-encoder", "--qa", str(qa_file), "--out", str(folder), "--epochs", "1",
-              "--layers", "2"]
+        app, ["train", "reranker", "--cross-encoder", "--qa", str(qa_file), "--out", str(folder),
+              "--epochs", "1", "--layers", "2"]
     )
     assert trained.exit_code == 0, trained.output
-    assert trained.output.strip().splitlines()[-1] == str(folder) and (folder / "ragqa_training.json").is_file()
+    assert (trained.output.strip().splitlines()[-1] == str(folder)
+            and (folder / "ragqa_training.json").is_file())
     monkeypatch.setenv("RAGQA_RERANK__CROSS_ENCODER_PATH", str(folder))
     monkeypatch.setenv("RAGQA_RERANK__METHOD", "cross-encoder")  # rerank by the CrossEncoder alone
     answer = runner.invoke(app, ["ask", BATTERY_Q, "--json"])
-    assert answer.exit_code == 0 and json.loads(answer.stdout)["reranker"] == "cross-encoder"  # stderr: load bars
+    # stderr: load bars
+    assert answer.exit_code == 0 and json.loads(answer.stdout)["reranker"] == "cross-encoder"
 
 
 def test_training_on_qa_of_another_store_fails_clearly(base_settings, tmp_path, monkeypatch):
