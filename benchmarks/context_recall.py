@@ -23,7 +23,8 @@ from common import arguments, write_json
 from corpora import Corpus, answerable, corpora, indexed
 from evaluation.metrics import required
 from llama_index.core.schema import MetadataMode, QueryBundle
-from rag.context import ContextBuilder, cells
+from rag.context import ContextBuilder
+from rag.text import cells
 from rag.pipeline import RagPipeline
 from rag.settings import REPO_ROOT
 

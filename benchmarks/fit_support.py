@@ -28,7 +28,7 @@ from evaluation.references import evaluate_references, load_gold
 from rag.models import build_embedding
 from rag.scoring import bi_encoder
 from rag.settings import REPO_ROOT, load_settings
-from rag.references import split_sentences
+from rag.text import split_sentences
 from rag.store import all_nodes
 from rag.support import CROSS, DEFAULT_SUPPORT, SAME, LearnedSupport, SupportModel, fit_centres, fit_logistic
 from reference_precision import ANNOTATIONS, build_crosslingual_gold, build_generated_gold, build_gold

@@ -17,7 +17,8 @@ from common import arguments, write_json
 import rag  # noqa: F401
 from evaluation.references import CachedScorer
 from rag.models import build_embedding
-from rag.references import ReferenceMatcher, split_sentences
+from rag.references import ReferenceMatcher
+from rag.text import split_sentences
 from rag.scoring import bi_encoder
 from rag.settings import load_settings
 from rag.support import support_scorer

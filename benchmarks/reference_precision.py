@@ -42,9 +42,10 @@ from common import arguments, write_json
 from corpora import corpora, indexed
 from evaluation.references import evaluate_references
 from rag.models import build_embedding
-from rag.references import split_sentences
+from rag.text import split_sentences
 from rag.retrieval import dense_retriever
-from rag.scoring import bi_encoder, hangul_script
+from rag.scoring import bi_encoder
+from rag.text import hangul_script
 from rag.settings import REPO_ROOT
 from rag.store import all_nodes, collection
 from rag.support import support_scorer
