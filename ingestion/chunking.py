@@ -63,7 +63,9 @@ class BlockChunker(NodeParser):
     def class_name(cls) -> str:
         return "BlockChunker"
 
-    def _parse_nodes(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> list[BaseNode]:
+    def _parse_nodes(
+        self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any
+    ) -> list[BaseNode]:
         chunks: list[BaseNode] = []
         for document in nodes:
             if not isinstance(document, LocatedDocument):
@@ -77,7 +79,9 @@ class BlockChunker(NodeParser):
                 chunks.append(self._node(document, source, group, f"{seed}-{position}"))
         return chunks
 
-    def _postprocess_parsed_nodes(self, nodes: list[BaseNode], parent_doc_map: dict[str, Document]) -> list[BaseNode]:
+    def _postprocess_parsed_nodes(
+        self, nodes: list[BaseNode], parent_doc_map: dict[str, Document]
+    ) -> list[BaseNode]:
         # Without the documents: NodeParser would look each chunk's text up in its document for
         # character offsets, through the rest of the document where a chunk is no verbatim slice
         # of it (a split table's parts repeat the header), which is quadratic too. Nothing here

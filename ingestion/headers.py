@@ -4,9 +4,10 @@ The fields are named per document set in config (`[headers] fields`). A value co
 first source that has it: Markdown front matter (or the file's own metadata), a named group of
 `filename_pattern`, a regex over the first page or slide, and, with `llm = true`, the LLM reading
 the first page (answers cached per first page and field list, so re-ingesting costs nothing); a
-missing Title falls back to the document's first heading, then the file name. The fields reach embeddings, BM25, the reranker and
-the LLM through LlamaIndex's metadata templates; locations and ids never reach the embedding
-text. `enabled = false` turns the prefix off (Ver.0) but keeps the fields as metadata.
+missing Title falls back to the document's first heading, then the file name. The fields reach
+embeddings, BM25, the reranker and the LLM through LlamaIndex's metadata templates; locations and
+ids never reach the embedding text. `enabled = false` turns the prefix off (Ver.0) but keeps the
+fields as metadata.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ class LLMHeaderExtractor:
         for _attempt in range(2):
             parsed = parse_json_object(self.complete(prompt))
             if parsed is not None:
-                return {f: " ".join(str(parsed[f]).split()) for f in fields if parsed.get(f) not in (None, "", "null")}
+                return {f: " ".join(str(parsed[f]).split())
+                        for f in fields if parsed.get(f) not in (None, "", "null")}
         return {}
 
 

@@ -71,7 +71,8 @@ def convert_one(path: Path, doc_id: str, cfg: IngestSettings) -> Conversion:
     except OSError as error:  # gone or unreadable since it was listed
         return Conversion(None, f"cannot be read ({error.strerror or error})", time.perf_counter() - clock)
     except Exception as error:  # a converter bug must not stop the other files
-        return Conversion(None, f"conversion failed ({type(error).__name__}: {error})", time.perf_counter() - clock)
+        reason = f"conversion failed ({type(error).__name__}: {error})"
+        return Conversion(None, reason, time.perf_counter() - clock)
 
 
 def _exit_with_parent(parent: int) -> None:

@@ -45,7 +45,8 @@ class FieldProposal:
     @property
     def evidence(self) -> str:
         """Where it was found and two values, as `ragqa init` prints it and writes it in the config."""
-        return f"from the {self.source} in {self.files} file(s), e.g. {', '.join(repr(v) for v in self.values[:2])}"
+        examples = ", ".join(repr(v) for v in self.values[:2])
+        return f"from the {self.source} in {self.files} file(s), e.g. {examples}"
 
 
 @dataclass
@@ -130,7 +131,8 @@ def _common(having: list[ConvertedDocument], docs: list[ConvertedDocument]) -> b
     if len(having) < min(2, len(docs)):
         return False
     per_format, found = Counter(d.format for d in docs), Counter(d.format for d in having)
-    return len(having) >= 0.3 * len(docs) or any(n >= 2 and n >= 0.5 * per_format[f] for f, n in found.items())
+    return len(having) >= 0.3 * len(docs) or any(
+        n >= 2 and n >= 0.5 * per_format[f] for f, n in found.items())
 
 
 def _metadata_fields(docs: list[ConvertedDocument]) -> list[FieldProposal]:
@@ -192,7 +194,8 @@ def _shape(token: str) -> str:
         text = match.group()
         kind = r"\d" if text[0].isdigit() else "[A-Z]" if text.isupper() else "[A-Za-z]"
         return f"{kind}{{{len(text)}}}" if len(text) > 1 else kind
-    return re.sub(r"\d+|[A-Z]+|[A-Za-z]+|[^A-Za-z\d]", lambda m: run(m) if m.group()[0].isalnum() else re.escape(m.group()), token)
+    return re.sub(r"\d+|[A-Z]+|[A-Za-z]+|[^A-Za-z\d]",
+                  lambda m: run(m) if m.group()[0].isalnum() else re.escape(m.group()), token)
 
 
 def _filename_fields(doc_ids: list[str], fields: list[FieldProposal]) -> tuple[str, list[FieldProposal]]:
@@ -238,9 +241,11 @@ def _pdf_strategy(pdfs: list[Path]) -> tuple[str, str]:
             first.close()
         finally:
             pdf.close()
-    note = f"; {scanned} of them without a text layer on page 1 (scans: OCR reads them, ingest.ocr)" if scanned else ""
+    note = (f"; {scanned} of them without a text layer on page 1 (scans: OCR reads them, ingest.ocr)"
+            if scanned else "")
     if outlined * 2 >= len(pdfs):
-        return "anchored", f"{outlined} of {len(pdfs)} sampled PDFs have an outline: sections from it, pages kept{note}"
+        return "anchored", (f"{outlined} of {len(pdfs)} sampled PDFs have an outline: "
+                            f"sections from it, pages kept{note}")
     return "text", (f"{len(pdfs) - outlined} of {len(pdfs)} sampled PDFs have no outline to give sections: "
                     f"the text layer page by page{note}")
 
@@ -254,4 +259,5 @@ def _chunk_size(docs: list[ConvertedDocument], tokens_per_char) -> tuple[int, st
     density = tokens_per_char(text)
     fits = int(0.6 * E5_WINDOW / density) // 100 * 100  # 40% left for the header and a long tail
     size = max(300, min(900, fits))
-    return size, f"{density:.2f} tokens per character in the sample: {size} characters stay within e5's {E5_WINDOW} tokens"
+    return size, (f"{density:.2f} tokens per character in the sample: "
+                  f"{size} characters stay within e5's {E5_WINDOW} tokens")

@@ -65,7 +65,8 @@ class OnnxEmbedding(BaseEmbedding):
         vectors = np.empty((len(texts), self._session.get_outputs()[0].shape[1]), np.float32)
         for row, encoding in enumerate(self._tokenizer.encode_batch(texts)):
             ids = np.asarray([encoding.ids], np.int64)
-            vectors[row] = self._session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+            inputs = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+            vectors[row] = self._session.run(None, inputs)[0][0]
         return vectors
 
     def _embed(self, texts: list[str], prompt_name: str | None = None) -> list[list[float]]:

@@ -81,8 +81,8 @@ def build_rewriting_llm(settings: Settings) -> LLM:
     cfg = settings.llm
     if cfg.backend != "llamacpp":
         return build_llm(settings)
-    return _llamacpp(str(_require(settings.gguf_path, "the Qwen GGUF")), REWRITE_CTX, cfg.n_threads, REWRITE_TOKENS,
-                     cfg.temperature)
+    gguf = str(_require(settings.gguf_path, "the Qwen GGUF"))
+    return _llamacpp(gguf, REWRITE_CTX, cfg.n_threads, REWRITE_TOKENS, cfg.temperature)
 
 
 class SerialLlamaCPP(LlamaCPP):
@@ -100,8 +100,9 @@ class SerialLlamaCPP(LlamaCPP):
 
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
         def serial() -> CompletionResponseGen:
-            with self._lock, closing(LlamaCPP.stream_complete(self, prompt, formatted=formatted, **kwargs)) as stream:
-                yield from stream
+            with self._lock:  # taken before the call: one stream at a time
+                with closing(LlamaCPP.stream_complete(self, prompt, formatted=formatted, **kwargs)) as stream:
+                    yield from stream
 
         return serial()
 
