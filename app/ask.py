@@ -187,7 +187,8 @@ def rematch_handler(pipeline: RagPipeline):
     """The threshold's handler: the latest answer's references found again, its reply and turn
     redrawn."""
 
-    def rematch(threshold: float, answer: dict | None, history: list, conversation: Conversation | None) -> tuple:
+    def rematch(threshold: float, answer: dict | None, history: list,
+                conversation: Conversation | None) -> tuple:
         if not answer:
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
         redone = pipeline.rematch(Answer.from_dict(answer), threshold).to_dict()

@@ -82,8 +82,10 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
         elif doc_id != target.name:
             lines.append(f"- **{name}** is indexed as **{escape(doc_id, True)}**: another document "
                          "of that name is already indexed and was kept")
-    lines += [f"- **{escape(Path(f['file']).name, True)}**: {escape(f['reason'], True)}" for f in report.failed]
-    lines += [f"- **{escape(Path(d['file']).name, True)}**: same content as **{escape(d['same_as'], True)}**, "
+    lines += [f"- **{escape(Path(f['file']).name, True)}**: {escape(f['reason'], True)}"
+              for f in report.failed]
+    lines += [f"- **{escape(Path(d['file']).name, True)}**: same content as "
+              f"**{escape(d['same_as'], True)}**, "
               "not indexed twice" for d in report.duplicates]
     return "\n\n".join(lines + refused)
 
@@ -128,5 +130,6 @@ class Documents:
         # Ids as text, not code spans: an escaped name in backticks would show its escapes.
         lines = [f"Deleted {len(removed)}: " + ", ".join(f"**{escape(d, True)}**" for d in removed)]
         if missing := [d for d in docs if d not in removed]:  # a script may name any id (gradio_client)
-            lines.append("Not indexed, so not deleted: " + ", ".join(f"**{escape(d, True)}**" for d in missing))
+            lines.append("Not indexed, so not deleted: "
+                         + ", ".join(f"**{escape(d, True)}**" for d in missing))
         return ("\n\n".join(lines), *self.listing())

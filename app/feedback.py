@@ -92,7 +92,8 @@ def qa_item(record: dict[str, Any]) -> dict[str, Any]:
         refs = {(r["ref"], r["chunk_id"]): r
                 for s in answer["segments"] if s["supported"] for r in s["references"]}
         item |= {"answer": answer["answer"], "answerable": True, "evidence": [
-            {key: ref[key] for key in ("doc", "chunk_id", "page", "slide", "section") if ref.get(key) is not None}
+            {key: ref[key] for key in ("doc", "chunk_id", "page", "slide", "section")
+             if ref.get(key) is not None}
             | {"required": True}
             for ref in refs.values()]}
     elif record["rating"] == "up":

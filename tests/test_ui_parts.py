@@ -26,8 +26,8 @@ def test_documents_are_listed_and_deleted_from_both_channels(base_settings, tmp_
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.md").write_text("# A\n\nThe wind tunnel WT-7 is booked on Thursdays.", encoding="utf-8")
-    (folder / "b.md").write_text("# B\n\nThe crash sled CS-2 is serviced in May.\n\n## More\n\nIt has two rails.",
-                                 encoding="utf-8")
+    (folder / "b.md").write_text(
+        "# B\n\nThe crash sled CS-2 is serviced in May.\n\n## More\n\nIt has two rails.", encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path / "storage",
                               chunking={"chunk_size": 64, "chunk_overlap": 0})
     ingest([folder], settings, progress=False)

@@ -93,8 +93,9 @@ def test_sessions_and_answers_belong_to_their_login(server):
         second.result()
     chat = next(d["id"] for d in alice.config["dependencies"] if d.get("api_name") == "chat")
     with login(server["url"], "alice") as raw:  # what a browser is shown
-        refused = raw.post("gradio_api/queue/join", json={"data": ["Anything?", [], "", 0.5, 20, 5],
-                                                         "fn_index": chat, "session_hash": "another-tab-of-alice"})
+        join = {"data": ["Anything?", [], "", 0.5, 20, 5], "fn_index": chat,
+                "session_hash": "another-tab-of-alice"}
+        refused = raw.post("gradio_api/queue/join", json=join)
         assert refused.status_code == 429
         assert refused.json()["detail"].startswith("You already have 1 question waiting or being answered")
     theirs = bob.submit(cafeteria, [], "", 0.5, 20, 5, api_name="/chat")
