@@ -36,8 +36,8 @@ def answer_stream(
     where: dict[str, str] | None = None,
     history: list[Turn] | None = None,
     threshold: float | None = None,
-    top_n: int | None = None,
-    top_k: int | None = None,
+    retrieve_k: int | None = None,
+    keep_k: int | None = None,
 ) -> Iterator[str | Answer]:
     """Yield the growing answer text while the LLM writes it, then the finished Answer. When
     the reader stops (page reloaded, chat stopped: the generator is closed or dropped), the
@@ -55,7 +55,7 @@ def answer_stream(
         try:
             result["answer"] = pipeline.answer(question, on_token=on_token, docs=docs, where=where,
                                                history=history or [], threshold=threshold,
-                                               top_n=top_n, top_k=top_k)
+                                               retrieve_k=retrieve_k, keep_k=keep_k)
         except AnswerAbandoned:
             pass
         except Exception as error:  # shown to the user instead of a silent spinner
@@ -148,7 +148,7 @@ def chat_handler(pipeline: RagPipeline):
 
     def respond(
         message: str | None, history: list, docs: list[str] | None, where: str | None,
-        threshold: float | None = None, top_n: float | None = None, top_k: float | None = None,
+        threshold: float | None = None, retrieve_k: float | None = None, keep_k: float | None = None,
         conversation: Conversation | None = None,
     ) -> Iterator[tuple[str | list, str, dict | None, Conversation | dict]]:
         """Whatever the browser sends: None for an untouched box, blanks, malformed filters; a
@@ -162,7 +162,7 @@ def chat_handler(pipeline: RagPipeline):
             conditions = parse_where([c for c in (where or "").split(";") if c.strip()])
             updates = answer_stream(pipeline, message, list(docs or []) or None, conditions,
                                     conversation.history(history), threshold,
-                                    int(top_n) if top_n else None, int(top_k) if top_k else None)
+                                    int(retrieve_k) if retrieve_k else None, int(keep_k) if keep_k else None)
             for update in updates:
                 if isinstance(update, Answer):
                     answer = update.to_dict()

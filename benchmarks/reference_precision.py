@@ -76,7 +76,7 @@ def gold_item(item: dict, sentences: list[str], gold: list[list[int]], top: list
 def build_gold(settings, qa: list[dict]) -> list[dict]:
     """Reference gold items (docs/FORMATS.md) from real retrieval results."""
     embedding = build_embedding(settings)
-    retriever = dense_retriever(settings, embedding, top_n=5)
+    retriever = dense_retriever(settings, embedding, similarity_top_k=5)
     everything = collection(settings).get(include=["documents", "metadatas"])
     items = []
     for item in qa:
@@ -123,7 +123,7 @@ def build_generated_gold(settings, generated: list[dict]) -> list[dict]:
     document outside the top 5 is mixed in. Gold from the annotations, else the source chunk
     (module docstring). Questions whose chunk is not retrieved in the top 5 are skipped."""
     embedding = build_embedding(settings)
-    retriever = dense_retriever(settings, embedding, top_n=5)
+    retriever = dense_retriever(settings, embedding, similarity_top_k=5)
     texts = {n.node_id: n.get_content(metadata_mode=MetadataMode.EMBED) for n in all_nodes(settings)}
     items = []
     for item in generated:
@@ -162,7 +162,7 @@ def build_crosslingual_gold(settings, qa: list[dict], translated: list[dict]) ->
     language's gold sentence of a section of another document (gold: none). Pairs whose
     translation is missing (untranslated sections keep English) are skipped."""
     embedding = build_embedding(settings)
-    retriever = dense_retriever(settings, embedding, top_n=5)
+    retriever = dense_retriever(settings, embedding, similarity_top_k=5)
     other = {_section_key(t): t["evidence"][0].get("text", "") for t in translated if _section_key(t)}
     items = []
     for item in qa:

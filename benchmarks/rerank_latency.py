@@ -36,7 +36,7 @@ def main() -> None:
     questions = [q["question"] for q in load_qa(corpus.qa) if q.get("answerable", True)]
     results = {}
     for n in (10, 20):
-        retriever = hybrid_retriever(settings, embedding, MockLLM(), top_n=n)
+        retriever = hybrid_retriever(settings, embedding, MockLLM(), similarity_top_k=n)
         times = []
         for question in questions:
             # fresh: the question is embedded when timed

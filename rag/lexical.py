@@ -209,8 +209,8 @@ class LexicalIndex:
             db.execute("INSERT INTO state (key, value) VALUES (?, ?) "
                        "ON CONFLICT (key) DO UPDATE SET value = value + ?", (key, amount, amount))
 
-    def search(self, query: str, top_n: int, filters: MetadataFilters | None = None) -> list[NodeWithScore]:
-        """The `top_n` chunks of highest BM25 score (> 0) that pass the filters."""
+    def search(self, query: str, limit: int, filters: MetadataFilters | None = None) -> list[NodeWithScore]:
+        """The `limit` chunks of highest BM25 score (> 0) that pass the filters."""
         where, values = _where(filters)
         # Rank in FTS5 first and read the chunk rows of the top n only; a filter needs the
         # metadata of every match, so it joins before ranking.
@@ -223,7 +223,7 @@ class LexicalIndex:
                 f"WITH top AS (SELECT terms.rowid AS id, rank FROM terms {joined}"
                 f"WHERE terms MATCH ?{where} ORDER BY rank LIMIT ?) "
                 "SELECT c.meta, c.text, -top.rank FROM top JOIN chunks c ON c.id = top.id ORDER BY top.rank",
-                [_match(terms), *values, top_n],
+                [_match(terms), *values, limit],
             ).fetchall()
         return [NodeWithScore(node=metadata_dict_to_node(json.loads(meta), text=text), score=score)
                 for meta, text, score in rows if score > 0]
@@ -259,12 +259,13 @@ class LexicalIndex:
 class LexicalRetriever(BaseRetriever):
     """BM25 retrieval from the lexical index, metadata filters applied in SQL."""
 
-    def __init__(self, index: LexicalIndex, top_n: int = 20, filters: MetadataFilters | None = None) -> None:
+    def __init__(self, index: LexicalIndex, similarity_top_k: int = 20,
+                 filters: MetadataFilters | None = None) -> None:
         super().__init__()
-        self._index, self._top_n, self._filters = index, top_n, filters
+        self._index, self._top_k, self._filters = index, similarity_top_k, filters
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._index.search(query_bundle.query_str, self._top_n, self._filters)
+        return self._index.search(query_bundle.query_str, self._top_k, self._filters)
 
 
 class LexicalScores:

@@ -80,13 +80,13 @@ class RagPipeline:
         where: dict[str, str] | None = None,
         history: Sequence[tuple[str, str]] = (),
         threshold: float | None = None,
-        top_n: int | None = None,
-        top_k: int | None = None,
+        retrieve_k: int | None = None,
+        keep_k: int | None = None,
     ) -> Answer:
         """Answer from all documents, or only from `docs` (document ids as ingested) and from
         documents whose header fields equal `where`'s values. With the chat's earlier
         (question, answer) turns in `history`, the question is first rewritten to stand alone.
-        `threshold`, `top_n` and `top_k` override the references' support threshold, the chunks
+        `threshold`, `retrieve_k` and `keep_k` override the references' support threshold, the chunks
         retrieved and the chunks kept after reranking, for this answer."""
         cfg = self.settings
         check_question(question)
@@ -108,10 +108,10 @@ class RagPipeline:
             timings[stage] = round((now - clock) * 1000, 1)
             clock = now
 
-        retriever = self.current_retriever(metadata_filters(docs, where), top_n)
+        retriever = self.current_retriever(metadata_filters(docs, where), retrieve_k)
         reranker = self.reranker
-        if top_k not in (None, reranker.top_n):
-            reranker = reranker.model_copy(update={"top_n": top_k})
+        if keep_k not in (None, reranker.top_n):  # top_n: LlamaIndex's postprocessor name for what is kept
+            reranker = reranker.model_copy(update={"top_n": keep_k})
         query = replace(query, translated=self._translated(query.standalone))
         if query.translated:
             lap("translate")
@@ -202,11 +202,11 @@ class RagPipeline:
         return self.rewriter.translate(question, language) if language else None
 
     def current_retriever(self, filters: MetadataFilters | None = None,
-                          top_n: int | None = None) -> BaseRetriever:
+                          similarity_top_k: int | None = None) -> BaseRetriever:
         """Hybrid retrieval over the store as it is now. The lexical index is read live, so the
         default retriever is kept once it has its BM25 channel; before anything is indexed (no
         lexical index yet) it is dense alone and built again each time."""
-        if filters is None and top_n in (None, self.settings.retrieval.retrieve_k):
+        if filters is None and similarity_top_k in (None, self.settings.retrieval.retrieve_k):
             if self.retriever is None:
                 has_lexical = self.store.lexical.exists()  # before building: the index may appear meanwhile
                 retriever = hybrid_retriever(self.settings, self.embedding, self.llm)
@@ -214,7 +214,7 @@ class RagPipeline:
                     return retriever
                 self.retriever = retriever
             return self.retriever
-        return hybrid_retriever(self.settings, self.embedding, self.llm, top_n=top_n, filters=filters)
+        return hybrid_retriever(self.settings, self.embedding, self.llm, similarity_top_k, filters)
 
     def _prompt(self, question: str, context: str, language: str = "") -> str:
         # What varies comes last: llama.cpp reuses the evaluated prefix of the previous prompt.

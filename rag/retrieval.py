@@ -76,11 +76,12 @@ def check_filters(settings: Settings, docs: list[str], where: dict[str, str]) ->
 
 
 def dense_retriever(
-    settings: Settings, embedding: BaseEmbedding, top_n: int | None = None,
+    settings: Settings, embedding: BaseEmbedding, similarity_top_k: int | None = None,
     filters: MetadataFilters | None = None,
 ) -> BaseRetriever:
     index = VectorStoreIndex.from_vector_store(vector_store(settings), embed_model=embedding)
-    return index.as_retriever(similarity_top_k=top_n or settings.retrieval.retrieve_k, filters=filters)
+    top_k = similarity_top_k or settings.retrieval.retrieve_k
+    return index.as_retriever(similarity_top_k=top_k, filters=filters)
 
 
 def lexical_index(settings: Settings) -> LexicalIndex:
@@ -101,34 +102,34 @@ def lexical_version(settings: Settings) -> int | None:
 
 
 def bm25_retriever(
-    settings: Settings, top_n: int | None = None, filters: MetadataFilters | None = None
+    settings: Settings, similarity_top_k: int | None = None, filters: MetadataFilters | None = None
 ) -> BaseRetriever | None:
     """BM25 over the lexical index, or None before anything was indexed."""
     index = lexical_index(settings)
     if not index.exists():
         return None
-    return LexicalRetriever(index, top_n or settings.retrieval.retrieve_k, filters)
+    return LexicalRetriever(index, similarity_top_k or settings.retrieval.retrieve_k, filters)
 
 
 def hybrid_retriever(
     settings: Settings,
     embedding: BaseEmbedding,
     llm: LLM,
-    top_n: int | None = None,
+    similarity_top_k: int | None = None,
     filters: MetadataFilters | None = None,
 ) -> BaseRetriever:
     """Dense + BM25 by reciprocal rank fusion; dense alone when there is no BM25 index yet.
     Metadata filters reach both channels."""
-    top_n = top_n or settings.retrieval.retrieve_k
-    dense = dense_retriever(settings, embedding, top_n, filters)
-    sparse = bm25_retriever(settings, top_n, filters)
+    similarity_top_k = similarity_top_k or settings.retrieval.retrieve_k
+    dense = dense_retriever(settings, embedding, similarity_top_k, filters)
+    sparse = bm25_retriever(settings, similarity_top_k, filters)
     if sparse is None:
         return dense
     return QueryFusionRetriever(
         [dense, sparse],
         llm=llm,  # never called: num_queries=1 generates no extra queries
         mode="reciprocal_rerank",
-        similarity_top_k=top_n,
+        similarity_top_k=similarity_top_k,
         num_queries=1,
         use_async=False,
     )

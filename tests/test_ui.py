@@ -308,7 +308,7 @@ def test_sources_are_shown_by_rank_not_by_the_rankers_score(pipeline):
     rank (the number it is cited by), in the UI and the CLI."""
     import re
 
-    answer = pipeline.answer(BATTERY_Q, top_k=3).to_dict()
+    answer = pipeline.answer(BATTERY_Q, keep_k=3).to_dict()
     assert len(answer["sources"]) >= 2 and min(s["score"] for s in answer["sources"]) < 0.005
     for markdown in (True, False):
         shown = render_sources(answer, markdown)

@@ -180,7 +180,7 @@ def test_a_new_threshold_rechecks_the_same_answer_without_the_model(pipeline, mo
 
 
 def test_chunks_kept_can_be_set_per_question(pipeline):
-    one = pipeline.answer(BATTERY_Q, top_k=1)
+    one = pipeline.answer(BATTERY_Q, keep_k=1)
     assert len(one.sources) == 1 and one.sources[0].doc == "battery.md" and one.answerable
     assert pipeline.reranker.top_n == pipeline.settings.retrieval.keep_k  # the shared stage is untouched
 

@@ -65,7 +65,7 @@ def training_pairs(
     order = sorted(nodes, key=lambda i: (nodes[i].metadata.get("doc", ""), i))
     held = set(order[recipe.holdout - 1 :: recipe.holdout]) if recipe.holdout else set()
     retriever = hybrid_retriever(
-        settings, build_embedding(settings), MockLLM(), top_n=recipe.hard_negatives + 4
+        settings, build_embedding(settings), MockLLM(), similarity_top_k=recipe.hard_negatives + 4
     )
     rng = random.Random(recipe.seed)
     train, heldout, missing = [], [], 0

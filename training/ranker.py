@@ -36,7 +36,7 @@ MINED_KINDS = ("cloze", "heading")
 class RankerRecipe:
     """The knobs of `ragqa train reranker`; saved with the ranker."""
 
-    candidates: int = 20  # retrieved per question, as the pipeline's top_n or more
+    candidates: int = 20  # retrieved per question, as the pipeline's retrieve_k or more
     generated_weight: float = 3.0  # a question not mined from the text counts this many times
     strength: float = 1.0  # inverse L2 regularisation
     holdout: int = 5  # every holdout-th chunk's questions are held out; 0: none
@@ -49,7 +49,7 @@ def candidate_features(
     """Each question's hybrid top n and their ranker features, as the pipeline computes them."""
     embedding = build_embedding(settings)
     rerank = build_rerank_stage(settings, Store(settings), embedding, method="ltr")
-    retriever = hybrid_retriever(settings, embedding, MockLLM(), top_n=n)  # one query: no LLM call
+    retriever = hybrid_retriever(settings, embedding, MockLLM(), similarity_top_k=n)  # one query: no LLM call
     out = []
     for question in tqdm(questions, desc="features", unit="question", disable=not progress):
         nodes = retriever.retrieve(QueryBundle(question))
