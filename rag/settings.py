@@ -140,14 +140,6 @@ class Settings(BaseSettings):
 
     # Run-time state lives under storage_dir so one variable moves all of it.
     @property
-    def chroma_dir(self) -> Path:
-        return self.storage_dir / "chroma"
-
-    @property
-    def docstore_dir(self) -> Path:
-        return self.storage_dir / "docstore"
-
-    @property
     def reports_dir(self) -> Path:
         return self.storage_dir / "reports"
 
