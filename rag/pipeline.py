@@ -187,7 +187,7 @@ class RagPipeline:
         the question's language (rag/rewrite.translation_target)."""
         if not self.settings.answer.translate_questions:
             return None
-        version = lexical_version(self.settings)
+        version = lexical_version(self.store.lexical)  # the pipeline's one Store
         if self._shares[0] != version or version is None:
             # A sample of the store, spread over it, tells its languages; read again only when the
             # store changed.

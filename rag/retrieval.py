@@ -95,9 +95,8 @@ def sync_lexical(store: Store, hashes: Mapping[str, str]) -> int:
     return store.lexical.sync(hashes, lambda doc: stored_nodes(chunks, where={"doc": doc}))
 
 
-def lexical_version(settings: Settings) -> int | None:
-    """Grows with every change of the store's lexical index; None before anything was indexed."""
-    index = lexical_index(settings)
+def lexical_version(index: LexicalIndex) -> int | None:
+    """Grows with every change of the lexical index; None before anything was indexed."""
     return index.version() if index.exists() else None
 
 
