@@ -73,6 +73,8 @@ class QAItem(BaseModel):
     question: str = Field(min_length=1)
     answer: str | None = None
     answerable: bool = True
+    # The question's kind, free text: a fork names its own kinds; the answer metrics group by it.
+    type: str | None = Field(default=None, min_length=1)
     evidence: list[Evidence] = []
     history: list[Annotated[str, Field(min_length=1)]] = []
 

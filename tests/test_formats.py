@@ -37,7 +37,7 @@ def test_the_schemas_are_valid_json_schema():
         Draft202012Validator.check_schema(schema)
 
 
-QA_FILES = [FIXTURES / "qa.jsonl", REPO_ROOT / "data/sample/qa.jsonl",
+QA_FILES = [FIXTURES / "qa.jsonl", REPO_ROOT / "data/sample/qa.jsonl", REPO_ROOT / "data/dev/qa.jsonl",
             REPO_ROOT / "data/sample/followups.jsonl", REPO_ROOT / "data/sample/generated_qa.jsonl",
             *sorted((REPO_ROOT / "benchmarks/data").glob("*qa*.jsonl")),
             *sorted((REPO_ROOT / "benchmarks/data").glob("crosslang_*.jsonl"))]
