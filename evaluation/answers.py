@@ -9,18 +9,21 @@ contexts, retrieved and gold chunk ids).
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from statistics import median
 from typing import Any
 
 from tqdm import tqdm
 
-from evaluation.correctness import states_answer
+from evaluation.correctness import figures, states_answer
 from evaluation.gold import satisfies
 from evaluation.metrics import required
 from evaluation.runs import Run
 from rag.pipeline import RagPipeline, is_refusal
 from rag.store import collection
+from rag.text import MARKER
 
 
 def gold_chunk_ids(settings, qa: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -75,6 +78,7 @@ def answer_questions(
         reference, reference_from = reference_answer(item)
         run.append({
             "id": item["id"],
+            "type": item.get("type"),
             "question": item["question"],
             "reference": reference,
             "reference_from": reference_from,
@@ -114,14 +118,54 @@ def right(row: dict[str, Any]) -> bool | None:
     return row["answered"] and states_answer(row["answer"], row["reference"])
 
 
+# Words by which an answer says the documents hold no value for what was asked ("the table gives
+# no value for ...", "the documents do not state ...", "값이 없습니다") or corrects its premise
+# ("the documents give the oldest rock, not the youngest").
+_ABSENCE = re.compile(
+    r"\bno (?:value|figure|information|mention|record)\b|\bsay nothing\b|, not\b|아니라"
+    r"|\bnot (?:given|stated|mentioned|specified|recorded)\b"
+    r"|\bdo(?:es)? not (?:say|state|give|mention|specify|record)\b"
+    r"|없습니다|없다|나와 있지 않|언급(?:이|되어 있지) 않", re.I)
+
+
+def declined(row: dict[str, Any]) -> bool:
+    """Refused, or answered that the documents give no value (or not the premise asked about),
+    adding no figure the question does not hold: for an unanswerable question (a blank cell, a
+    false premise, a topic near but absent) each is right."""
+    if not row["answered"]:
+        return True
+    text = MARKER.sub("", row["answer"])
+    asked = {value for value, _ in figures(row["question"])}
+    return bool(_ABSENCE.search(text)) and all(value in asked for value, _ in figures(text))
+
+
 def refusal_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Refused when it should (unanswerable items) and answered when it should (the others);
-    answered and right by the correctness check, and answers the matcher backed that it calls
-    wrong."""
+    """The summary below over all rows, and, when the QA items have a `type`, over each type's
+    rows (`by_type`; items without one under "untyped")."""
+    metrics = summary(rows)
+    if any(r.get("type") for r in rows):
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault(row.get("type") or "untyped", []).append(row)
+        metrics["by_type"] = {kind: {key: value for key, value in summary(group).items() if key in TYPE_KEYS}
+                              for kind, group in sorted(groups.items())}
+    return metrics
+
+
+TYPE_KEYS = ("n_questions", "n_answerable", "n_unanswerable", "n_right", "n_refused", "right_when_answerable",
+             "refused_when_unanswerable", "supported_but_wrong")
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Refused when it should (unanswerable items: `declined`) and answered when it should (the
+    others); answered and right by the correctness check, and answered, every sentence backed by
+    the matcher, yet wrong (`supported_but_wrong`)."""
     unanswerable = [r for r in rows if not r["gold_answerable"]]
     answerable = [r for r in rows if r["gold_answerable"]]
     checked = [(r, ok) for r in answerable if (ok := right(r)) is not None]
-    correct = sum(not r["answered"] for r in unanswerable) + sum(r["answered"] for r in answerable)
+    refused = sum(declined(r) for r in unanswerable)
+    n_right = sum(ok for _, ok in checked)
+    correct = refused + sum(r["answered"] for r in answerable)
 
     def rate(part: int, whole: int) -> float | None:
         return round(part / whole, 4) if whole else None
@@ -133,12 +177,15 @@ def refusal_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "n_answerable": len(answerable),
         "n_unanswerable": len(unanswerable),
         "refusal_accuracy": rate(correct, len(rows)),
-        "refused_when_unanswerable": rate(sum(not r["answered"] for r in unanswerable), len(unanswerable)),
+        "refused_when_unanswerable": rate(refused, len(unanswerable)),
         "answered_when_answerable": rate(sum(r["answered"] for r in answerable), len(answerable)),
-        "right_when_answerable": rate(sum(ok for _, ok in checked), len(checked)),
+        "right_when_answerable": rate(n_right, len(checked)),
         "n_checked": len(checked),
+        "n_right": n_right,
+        "n_refused": refused,
         "supported_but_wrong": sum(1 for r, ok in checked
-                                   if r["answered"] and not ok and (r["supported_share"] or 0) > 0),
+                                   if r["answered"] and not ok and r["supported_share"] == 1.0),
         "mean_supported_share": round(sum(shares) / len(shares), 4) if shares else None,
         "p50_total_ms": round(median(totals), 1) if totals else None,
+        "p95_total_ms": sorted(totals)[math.ceil(0.95 * len(totals)) - 1] if totals else None,  # nearest rank
     }

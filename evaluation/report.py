@@ -92,7 +92,9 @@ def histogram(run: Run, name: str, values: dict[str, list[float]], title: str, b
 
 def answers_section(run: Run, metrics: dict[str, Any]) -> list[str]:
     answers = metrics["answers"]
-    out = ["## Answers", table(["metric", "value"], [[k, v] for k, v in answers.items()])]
+    out = ["## Answers", table(["metric", "value"], [[k, v] for k, v in answers.items() if k != "by_type"])]
+    if "by_type" in answers:
+        out += by_type_section(run, answers["by_type"])
     if "judge" in metrics:
         judge = metrics["judge"]
         out += ["## LLM judge (1-5)",
@@ -114,6 +116,30 @@ def answers_section(run: Run, metrics: dict[str, Any]) -> list[str]:
         if values:
             out.append(histogram(run, "ragas_scores.png", values, "RAGAS score distributions", bins=10))
     return out
+
+
+def by_type_section(run: Run, by_type: dict[str, dict[str, Any]]) -> list[str]:
+    """Right (of the answerable) and refused (of the unanswerable) per question type, as counts
+    and as bars."""
+    def share(part: int, whole: int) -> str:
+        return f"{part}/{whole}" if whole else "-"
+
+    rows = [[kind, m["n_questions"], share(m["n_right"], m["n_answerable"]),
+             share(m["n_refused"], m["n_unanswerable"]), m["supported_but_wrong"]]
+            for kind, m in by_type.items()]
+    kinds = list(by_type)[::-1]  # the table's order, top down
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(kinds) + 1.2))
+    bars = ((0.2, "right_when_answerable", "right (answerable)", "#228833"),
+            (-0.2, "refused_when_unanswerable", "refused (unanswerable)", "#4477aa"))
+    for offset, key, label, colour in bars:
+        ax.barh([i + offset for i in range(len(kinds))], [by_type[k][key] or 0 for k in kinds], 0.4,
+                color=colour, label=label)
+    ax.set_yticks(range(len(kinds)), kinds)
+    ax.set(xlim=(0, 1.05), title="Per question type")
+    ax.legend(fontsize=8, loc="lower right")
+    return ["## By question type",
+            table(["type", "questions", "right", "refused", "supported but wrong"], rows),
+            save(fig, run, "by_type.png")]
 
 
 def references_section(run: Run, metrics: dict[str, Any]) -> list[str]:

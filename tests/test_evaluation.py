@@ -334,3 +334,53 @@ def test_a_resume_with_other_options_is_refused(pipeline, monkeypatch, tmp_path)
     # The same options, the QA file named by its absolute path: resumed, nothing left to answer.
     resumed = cli(monkeypatch, settings, "eval", "answers", "--resume", str(first), "--qa", str(qa))
     assert last_line(resumed) == first and (first / "results.jsonl").read_text() == before
+
+
+def typed_row(kind, answer, reference, answerable=True, answered=True, share=1.0, question="What fee?"):
+    return {"id": f"{kind}-{len(answer)}", "type": kind, "question": question, "gold_answerable": answerable,
+            "answered": answered, "answer": answer, "reference": reference,
+            "reference_from": "answer" if reference else None, "supported_share": share,
+            "timings_ms": {"total": 1000.0 * len(answer)}}
+
+
+TYPED_ROWS = [
+    typed_row("cell", "The fee is EUR 185 thousand [1].", "185"),
+    typed_row("cell", "The fee is EUR 48 thousand [1].", "185"),  # backed by the matcher, and wrong
+    typed_row("cell", "The fee is EUR 96 thousand.", "185", share=0.5),  # wrong, half backed
+    typed_row("blank-cell", "The table gives no value for fee_eur_k of ENG-2024-027 [1].", None,
+              answerable=False, question="What fee is recorded for ENG-2024-027?"),
+    typed_row("blank-cell", "The fee of ENG-2024-027 is 96 [1].", None, answerable=False,  # a neighbour's
+              question="What fee is recorded for ENG-2024-027?"),
+    typed_row("false-premise", "The documents give the lowest utilisation, not the highest.", None,
+              answerable=False, question="Why did Hamburg have the highest utilisation in Q3 2024?"),
+    typed_row("unanswerable", "I cannot answer this from the documents.", None, answerable=False,
+              answered=False, share=None),
+]
+
+
+def test_answer_metrics_per_question_type(base_settings, tmp_path):
+    """Right and refused per `type`; a blank cell or a false premise answered "no value" / "not
+    the ..." without a figure of its own counts as refused, one answered with a neighbour's value
+    does not; supported_but_wrong counts only wrong answers every sentence of which is backed."""
+    from evaluation.answers import refusal_metrics
+    from evaluation.report import write_report
+    from test_formats import errors
+
+    metrics = refusal_metrics(TYPED_ROWS)
+    assert (metrics["n_right"], metrics["supported_but_wrong"]) == (1, 1)
+    assert metrics["refused_when_unanswerable"] == 0.75 and metrics["p95_total_ms"] == 59000.0
+    by_type = metrics["by_type"]
+    assert list(by_type) == ["blank-cell", "cell", "false-premise", "unanswerable"]
+    cell, blank = by_type["cell"], by_type["blank-cell"]
+    assert (cell["n_right"], cell["n_answerable"], cell["supported_but_wrong"]) == (1, 3, 1)
+    assert (blank["n_refused"], blank["refused_when_unanswerable"]) == (1, 0.5)
+    assert by_type["false-premise"]["n_refused"] == 1 and by_type["unanswerable"]["n_refused"] == 1
+    assert not errors("answers_metrics.schema.json", {"answers": metrics})  # docs/FORMATS.md
+    untyped = refusal_metrics([{k: v for k, v in r.items() if k != "type"} for r in TYPED_ROWS])
+    assert "by_type" not in untyped and untyped["n_refused"] == 3
+
+    run = Run.start(fresh_settings(base_settings, tmp_path), "answers", {"kind": "answers"})
+    run.write_json("metrics.json", {"answers": metrics})
+    report = write_report(run).read_text()
+    assert "## By question type" in report and "| blank-cell | 2 | - | 1/2 | 0 |" in report
+    assert "| cell | 3 | 1/3 | - | 1 |" in report and (run.path / "by_type.png").is_file()
