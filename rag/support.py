@@ -7,8 +7,8 @@ features instead: `cosine` (centred across scripts), `passage_cosine` (across sc
 centred cosine with one sentence of the chunk, or two adjacent ones), `wording`
 (`lexical_support`), `numbers_missing` and `latin` (the Korean side's Latin-script words that the
 other side holds). Rules back what the models cannot read (`table_support`, `code_support`) and
-reject what they miss (rag/units.py). Figures: docs/BENCHMARKS.md, "Reference support: which
-model" and "Support model, second step".
+reject what they miss (rag/claims.py: each figure and date stated, in its unit, for its thing).
+Figures: docs/BENCHMARKS.md, "Reference support: which model" and "Support model, second step".
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from rag.logistic import Logistic, fit_standardised
 from rag.scoring import BiEncoderScorer, Pair, Scorer
 from rag.text import (MARKER, NUMBER, across_scripts, hangul_script, markdown_tables, split_sentences,
                       trigrams)
-from rag.units import comparisons_hold, units_backed
+from rag.claims import claims_backed
 
 SAME = ("cosine", "wording", "numbers_missing")
 CROSS = ("cosine", "passage_cosine", "numbers_missing", "latin")
@@ -298,9 +298,8 @@ class LearnedSupport:
         rules = [TABLE_SUPPORT if "|" in chunk and table_support(segment, chunk)
                  else CODE_SUPPORT if code_support(segment, chunk, common[segment]) else 0.0
                  for segment, chunk in pairs]
-        # A figure's unit and a comparison between figures are part of the claim (rag/units.py).
-        holds = {segment: comparisons_hold(segment) for segment, _ in pairs}
-        stated = [holds[segment] and units_backed(segment, chunk) for segment, chunk in pairs]
+        # Support means the chunk states each figure and date for this thing (rag/claims.py).
+        stated = [claims_backed(segment, chunk) for segment, chunk in pairs]
         return (np.maximum(scores, rules) * np.asarray(stated, dtype=float)).tolist()
 
 

@@ -1,18 +1,18 @@
-"""A figure's unit and the comparisons a sentence draws between figures: part of what it claims,
-which the support model, reading bare numbers, misses ("a HIC15 of 388 mm" against a row holding
-388 and no unit). `units_backed`: each figure the segment gives a unit, and the chunk holds,
-stands with that unit there (after it, or named by its sentence, table row or column header).
-`comparisons_hold`: a comparison word between two figures of one unit ("within", "exceeded",
-"이내", "초과") agrees with their order. Units are known by their spellings (`UNITS`); a word after
-a number that is no unit ("12 August") claims nothing.
+"""Figures with their units, and the comparisons a sentence draws between them. `amounts`: each
+figure of a text as a value in one unit, whatever the spelling ("EUR 30m", "EUR 30 million" and
+"30,000,000 EUR" are one amount; "3억 원" is 300,000,000 KRW; "5%" and "5 percent" agree).
+`figures` is the same as (number as written, unit, where it starts). `comparisons_hold`: a
+comparison word between two figures of one unit ("within", "exceeded", "이내", "초과", "raised
+from 5 to 7") agrees with their order. Units are known by their spellings (`UNITS`, `CURRENCIES`);
+a word after a number that is no unit ("12 August") claims nothing. rag/claims.py checks a
+chunk states each figure for the thing a sentence gives it for.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
-
-from rag.text import TABLE_RULE, cells, split_sentences
 
 # Each unit by its spellings; single Latin letters count only in this case ("5 s", not "50M").
 UNITS: dict[str, tuple[str, ...]] = {
@@ -49,16 +49,65 @@ UNITS: dict[str, tuple[str, ...]] = {
     "MB": ("mb", "megabyte", "megabytes"),
     "GB": ("gb", "gigabyte", "gigabytes"),
 }
+
+# Currencies by their spellings: before a number only codes and signs ("EUR 30m", "€30"), after it
+# words too ("30 million euros", "3억 원").
+CURRENCIES: dict[str, tuple[str, ...]] = {
+    "EUR": ("EUR", "€", "euro", "euros", "유로"),
+    "USD": ("USD", "US$", "$", "dollar", "dollars", "달러"),
+    "GBP": ("GBP", "£"),
+    "JPY": ("JPY", "¥", "yen"),
+    "CHF": ("CHF",),
+    "KRW": ("KRW", "₩", "won", "원"),
+}
+# A scale after a number: "m", "k", "bn" only beside a currency ("EUR 30m"; "30m" is metres).
+SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "mio": 1e6, "m": 1e6,
+          "billion": 1e9, "bn": 1e9, "trillion": 1e12, "tn": 1e12}
+_KOREAN_SCALES = {"십": 10, "백": 100, "천": 1e3, "만": 1e4, "억": 1e8, "조": 1e12}
+
 _SPELLING = {spelling if len(spelling) == 1 else spelling.lower(): unit
              for unit, spellings in UNITS.items() for spelling in spellings}
-_ALTERNATION = "|".join(re.escape(s) for s in sorted(_SPELLING, key=len, reverse=True))
-_NUMBER = r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\d])"
+_MONEY = {spelling.lower(): code for code, spellings in CURRENCIES.items() for spelling in spellings}
+
+
+def _alternation(spellings) -> str:
+    return "|".join(re.escape(s) for s in sorted(spellings, key=len, reverse=True))
+
+
+_ALTERNATION = _alternation(_SPELLING)
+_PLAIN = r"\d+(?:[.,]\d+)*(?!\d)"
+_KOREAN_PART = r"\d+(?:[.,]\d+)*(?:[십백천]?[만억조]|[백천])"
+# A number standing alone: not part of a code ("HIC15", "FT-2024-07", "ES-2re").
+_NUMBER = rf"(?<![\w.,])(?<!\w-)(?:{_KOREAN_PART}(?:\s?{_KOREAN_PART})*|{_PLAIN})"
 # A unit ends where a Latin word would go on; a Korean particle may follow a unit ("438초 만에",
 # "3.1 kN이었다"), but not every syllable after 초 or 분 is one ("초과": exceeding, "분의": a fraction).
 _UNIT_END = r"(?![A-Za-z0-9]|(?<=초)과|(?<=분)의)"
-_FIGURE = re.compile(rf"({_NUMBER})(?:\s?({_ALTERNATION}){_UNIT_END})?", re.IGNORECASE)
+_CODES = [s for spellings in CURRENCIES.values() for s in spellings if not s.isalpha() or s.isupper()]
+_AMOUNT = re.compile(
+    rf"(?:(?P<currency>{_alternation(_CODES)})\s?)?(?P<number>{_NUMBER})"
+    rf"(?:\s?(?P<scale>{_alternation(SCALES)})(?![A-Za-z]))?"
+    rf"(?:\s?(?P<money>{_alternation(_MONEY)})(?![A-Za-z]))?"
+    rf"(?:\s?(?P<unit>{_ALTERNATION}){_UNIT_END})?",
+    re.IGNORECASE,
+)
 _NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})\s*[\])]|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)",
                     re.IGNORECASE)
+_NAMED_MONEY = re.compile(rf"(?<![A-Za-z])({_alternation(_CODES)})(?![A-Za-z])")
+_NAMED_WON = re.compile(r"[(\[]\s*(?:단위\s*:\s*)?(?:[백천]만|[백천십]?억|천)?\s?원\s*[)\]]")
+_NAMED_SCALE = re.compile(rf"(?:{_alternation(_MONEY)})\s?({_alternation(SCALES)})(?![A-Za-z])"
+                          rf"|\b(thousands|millions|billions)\b|([백천]만|[백천십]?억)\s?원", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Amount:
+    """A figure: as written, its value (scale applied: "30m" is 30,000,000), its unit (a key of
+    UNITS or CURRENCIES, None when it has none) and where it stands."""
+
+    number: str
+    value: float
+    unit: str | None
+    start: int
+    end: int
 
 
 def _unit(spelling: str | None) -> str | None:
@@ -69,56 +118,68 @@ def _unit(spelling: str | None) -> str | None:
     return _SPELLING.get(spelling) or _SPELLING.get(spelling.lower())
 
 
+def value(number: str) -> float:
+    """"1,200" is 1200, "31,5" 31.5, "1,200.5" 1200.5, "3억 5천만" 350,000,000."""
+    parts = re.findall(r"(\d+(?:[.,]\d+)*)([십백천]?)([만억조]?)", number)
+    if any(small or large for _, small, large in parts):
+        return sum(_plain(n) * _KOREAN_SCALES.get(small, 1) * _KOREAN_SCALES.get(large, 1)
+                   for n, small, large in parts)
+    return _plain(number)
+
+
+def _plain(number: str) -> float:
+    if "," in number and ("." in number or re.search(r",\d{3}$", number)):
+        return float(number.replace(",", ""))
+    return float(number.replace(",", "."))
+
+
+@lru_cache(maxsize=8192)
+def amounts(text: str) -> tuple[Amount, ...]:
+    """Every figure of the text with its value and unit; cached (read-only)."""
+    found = []
+    for match in _AMOUNT.finditer(text):
+        spelled = match.group("currency") or match.group("money")
+        currency = _MONEY.get(spelled.lower()) if spelled else None
+        scale, unit = match.group("scale"), _unit(match.group("unit"))
+        end = match.end()
+        if scale and not currency and len(scale) <= 3:  # "30m": metres; "50M", "5k": codes
+            scale, unit = None, "m" if scale == "m" else unit
+            end = match.end() if unit else match.end("number")
+        number = match.group("number")
+        times = SCALES[scale.lower()] if scale else 1.0
+        found.append(Amount(number, value(number) * times, currency or unit, match.start(), end))
+    return tuple(found)
+
+
 def figures(text: str) -> list[tuple[str, str | None, int]]:
-    """(number, unit or None, where it starts) of each figure standing alone (not "HIC15")."""
-    return [(m.group(1), _unit(m.group(2)), m.start()) for m in _FIGURE.finditer(text)]
+    """(number as written, unit or None, where it starts) of each figure standing alone."""
+    return [(a.number, a.unit, a.start) for a in amounts(text)]
 
 
-def _named_units(text: str) -> set[str]:
+def named_units(text: str) -> set[str]:
     """Units a text names for the figures near it: after a number, in brackets ("(mm)"), or as
     a header cell's last word ("speed_kmh", "Force kN")."""
-    found = {unit for _, unit, _ in figures(text) if unit}
+    found = {a.unit for a in amounts(text) if a.unit}
     for match in _NAMED.finditer(text):
         found.add(_unit(match.group(1) or match.group(2)))
+    found |= {_MONEY[code.lower()] for code in _NAMED_MONEY.findall(text)}
+    if _NAMED_WON.search(text):
+        found.add("KRW")
     return found - {None}
 
 
-@lru_cache(maxsize=4096)
-def chunk_units(chunk: str) -> dict[str, frozenset[str | None]]:
-    """Per number of the chunk, the units it stands with: its own (None when it has none), and
-    where it has none, those named by its sentence, its table row and its column's header.
-    Cached: each chunk meets every run of sentences of an answer."""
-    units: dict[str, set[str | None]] = {}
-    lines = chunk.splitlines()
-    header: list[str] = []
-    for i, line in enumerate(lines):
-        row = cells(line) if line.lstrip().startswith("|") else []
-        if row and i + 1 < len(lines) and TABLE_RULE.match(lines[i + 1].strip()):
-            header = row
-            continue
-        if not row:
-            header = [] if not line.strip() else header
-            for sentence in split_sentences(line) or [line]:
-                _collect(units, [(sentence, _named_units(sentence))])
-            continue
-        named = _named_units(line)
-        _collect(units, [(cell, named | (_named_units(header[j] + " |") if j < len(header) else set()))
-                         for j, cell in enumerate(row)])
-    return {number: frozenset(found) for number, found in units.items()}
-
-
-def _collect(units: dict[str, set[str | None]], places: list[tuple[str, set[str]]]) -> None:
-    for text, named in places:
-        for number, unit, _ in figures(text):
-            units.setdefault(number, set()).update({unit} if unit else {None, *named})
-
-
-def units_backed(segment: str, chunk: str) -> bool:
-    """Whether every figure the segment gives a unit, and the chunk holds, stands with that unit
-    in the chunk (a figure the chunk lacks is the support model's `numbers_missing`)."""
-    held = chunk_units(chunk)
-    return all(unit in held[number] for number, unit, _ in figures(segment) if unit and number in held)
-
+def named_scales(text: str) -> set[float]:
+    """Scales a table header or sentence names for its bare figures: "(EUR m)", "in millions",
+    "(단위: 백만원)", "억원"."""
+    found = set()
+    for money, plural, korean in _NAMED_SCALE.findall(text):
+        if money:
+            found.add(SCALES[money.lower()])
+        elif plural:
+            found.add(SCALES[plural.lower().rstrip("s")])
+        else:
+            found.add(value(f"1{korean}"))
+    return found
 
 # Comparison words: the figure before the word (English) or the first of the two before it
 # (Korean) is at most (-1) or at least (+1) the other; "not" or "never" just before turns it
@@ -141,32 +202,61 @@ _COMPARISON = re.compile(
 _TOLERANCE = re.compile(r"\s*\d+(?:[.,]\d+)*\s*\S*\s+of\b", re.IGNORECASE)  # "within 5 mm of the target"
 
 
-def value(number: str) -> float:
-    """"1,200" is 1200, "31,5" 31.5, "1,200.5" 1200.5."""
-    if "," in number and ("." in number or re.search(r",\d{3}$", number)):
-        return float(number.replace(",", ""))
-    return float(number.replace(",", "."))
+# "raised from 5 to 7": the change a verb just before "from" (Korean: just after "X에서 Y로") names
+# must agree with the two figures' order.
+_CHANGE = re.compile(
+    r"\b(?:(?P<up>rais|increas|ris|rose|grow|grew|lift|extend|lengthen|expand|up\b)"
+    r"|(?P<down>cut|reduc|lower|decreas|fell|fall|drop|shrank|shrunk|shorten|down\b))\w*\s+(?:\w+\s+)?$"
+    r"|^\s*(?:(?P<kup>인상|증가|상향|늘|확대)|(?P<kdown>인하|감소|하향|줄|축소))", re.IGNORECASE)
+_FROM = re.compile(r"\bfrom\b|에서", re.IGNORECASE)
+_TO = re.compile(r"\bto\b|으로|로", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def comparisons_hold(segment: str) -> bool:
     """Whether each comparison the segment draws between two figures of one unit (or without
-    units) agrees with their order: "142 mm, within the target of 120 mm" does not."""
-    found = figures(segment)
+    units) agrees with their order: "142 mm, within the target of 120 mm" does not, nor "cut
+    from 5 to 7 days"."""
+    found = amounts(segment)
     for match in _COMPARISON.finditer(segment):
         word = match.group("word").lower()
         sign = _WORDS[word] * (-1 if match.group("neg") else 1)
-        before = [f for f in found if f[2] < match.start()]
+        before = [f for f in found if f.start < match.start()]
         if word in _KOREAN[1] or word in _KOREAN[-1]:  # "142 mm로 기준 120 mm 이내": the two before it
             pair = (before[-2], before[-1]) if len(before) >= 2 else None
         elif _TOLERANCE.match(segment, match.end()):
             continue
         else:
-            after = [f for f in found if f[2] >= match.end()]
+            after = [f for f in found if f.start >= match.end()]
             pair = (before[-1], after[0]) if before and after else None
             if pair and match.group("by"):
                 pair = pair[::-1]
-        if pair is None or (pair[0][1] and pair[1][1] and pair[0][1] != pair[1][1]):
-            continue
-        if (value(pair[0][0]) - value(pair[1][0])) * sign < 0:
+        if not _ordered(pair, sign):
             return False
-    return True
+    return all(_ordered(pair, sign) for pair, sign in _changes(segment, found))
+
+
+def _ordered(pair: tuple[Amount, Amount] | None, sign: int) -> bool:
+    if pair is None or (pair[0].unit and pair[1].unit and pair[0].unit != pair[1].unit):
+        return True
+    return (pair[0].value - pair[1].value) * sign >= 0
+
+
+def _changes(segment: str, found: tuple[Amount, ...]) -> list[tuple[tuple[Amount, Amount], int]]:
+    """(from, to) of each "raised/cut from X to Y" ("X에서 Y로 인상"), with the sign the verb
+    claims (-1: the first is below the second, as for comparison words)."""
+    changes = []
+    for start in _FROM.finditer(segment):
+        english = start.group().lower() == "from"
+        end = _TO.search(segment, start.end())
+        if not end:
+            continue
+        firsts = [f for f in found if start.end() <= f.start < end.start()] if english \
+            else [f for f in found if f.end <= start.start()][-1:]
+        seconds = [f for f in found if end.end() <= f.start] if english \
+            else [f for f in found if start.end() <= f.start < end.start()]
+        near = segment[max(0, start.start() - 30):start.start()] if english else segment[end.end():][:12]
+        verb = _CHANGE.search(near)
+        if firsts and seconds and verb:
+            changes.append(((firsts[-1], seconds[0]), -1 if verb.group("up") or verb.group("kup") else 1))
+    return changes

@@ -1,0 +1,244 @@
+"""What a sentence claims, and whether a chunk states it: each figure with its unit and the words
+that say what it measures, each date. `claims_backed(segment, chunk)`: every figure and date of
+the segment stands in the chunk (in any spelling rag/units.py knows: "EUR 30m" is "30,000,000
+EUR"; "30" is never "300") in a place of the chunk (a sentence, a list item, a table cell read
+with its row and its column's header) that agrees with its unit, and no other place, one that the
+segment's words about the figure name more, gives that thing another figure: "the passenger's
+HIC15 is 412" is not backed by a table whose 412 is the driver's and whose passenger cell holds
+388. Where the chunk names none of those words (a paraphrase, another language) the figure alone
+decides. Comparisons between the segment's own figures are rag/units.py's `comparisons_hold`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rag.text import TABLE_RULE, cells, split_sentences
+from rag.units import CURRENCIES, SCALES, UNITS, Amount, amounts, comparisons_hold, named_scales, named_units
+
+Date = tuple[int | None, int | None, int | None]  # (year, month, day), None where not given
+
+_MONTHS = {name: i + 1 for i, names in enumerate((
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+    ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
+    ("october", "oct"), ("november", "nov"), ("december", "dec"))) for name in names}
+# Month names capitalised ("May", not "may"); a month before its day first ("August 12, 2024").
+_NAMES = sorted(_MONTHS, key=len, reverse=True)
+_MONTH = r"(?P<{}>" + "|".join(f"{m.capitalize()}|{m.upper()}" for m in _NAMES) + r")\.?"
+_DATES = [re.compile(pattern) for pattern in (
+    r"(?<![\w-])(?P<y>\d{4})[-./](?P<m>\d{1,2})(?:[-./](?P<d>\d{1,2}))?(?![\w-])",
+    r"(?<!\w)" + _MONTH.format("mn") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{4}))?(?!\w)",
+    r"(?<!\w)(?:(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+)?" + _MONTH.format("mn") + r"(?:,?\s+(?P<y>\d{4}))?(?!\w)",
+    r"(?:(?P<y>\d{4})\s?년\s?)?(?P<m>\d{1,2})\s?월(?:\s?(?P<d>\d{1,2})\s?일)?",
+)]
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'’][A-Za-z0-9]+)*|\d+[A-Za-z][A-Za-z0-9-]*|[\uac00-\ud7a3]+")
+# Words that say nothing of what a figure measures: function words, verbs that state a figure,
+# units, currencies, scales and months (they are the figure's own claim).
+_STOP = frozenset("""
+a an the of in on at to for from by with and or but as is are was were be been being has have had
+do does did not no it its this that these those there their they he she his her we our you your
+which who whom what when where while than then so such per each every any all some both about since until
+after before over under within below above between into out up down off only also just very more
+less most least new now still yet again same other another one two three first second last
+reached reach reaches reaching measured measure recorded record stood stands stand came comes
+amounted amounts amount totalled totaled total totals value values figure figures number level
+showed shows show gave gives given got get gets ended end ends came come set sets made make makes
+was is approximately approx around roughly nearly almost exactly about some
+""".split()) | {s.lower() for spellings in UNITS.values() for s in spellings} \
+    | {s.lower() for spellings in CURRENCIES.values() for s in spellings} | set(SCALES) | set(_MONTHS) \
+    | {"이", "그", "및", "등", "약", "총", "이었", "였다", "였으", "이다", "있다", "했다", "되었", "됐다",
+       "으로", "에서"}
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a chunk states figures: the keys of its words, its figures and dates, and the units
+    and scales it names for its bare figures (a cell's row and column header: "(mm)", "(EUR m)")."""
+
+    words: frozenset[str]
+    amounts: tuple[Amount, ...]
+    dates: tuple[Date, ...]
+    units: frozenset[str]
+    scales: frozenset[float]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A figure (`amount`) or a date (`date`) of a sentence, and the keys of the sentence's words
+    with their weight for it (1 for the nearest word, 1/2 for the next, ...)."""
+
+    amount: Amount | None
+    date: Date | None
+    words: tuple[tuple[str, float], ...]
+
+
+@lru_cache(maxsize=16384)
+def key(word: str) -> str | None:
+    """A word as it is compared: codes whole ("HIC15", "SL-13"), other Latin words by their first
+    five letters less an ending ("deflection", "deflected"; "tests", "tested"), Korean words by
+    their first two syllables (a particle changes the end: "변위는", "변위"); None for words that
+    name nothing."""
+    lowered = word.lower().replace("’", "'").removesuffix("'s")
+    if re.fullmatch(r"[A-Z](?:['’]s)?", word) and word[0] not in "AI":
+        return lowered  # a one-letter label: "Module B", "Grade C"
+    if lowered in _STOP or len(lowered) < 2 or (lowered.isascii() and len(lowered) < 3):
+        return None
+    if not lowered.isascii():
+        return None if lowered[:2] in _STOP else lowered[:2]
+    if any(c.isdigit() for c in lowered):
+        return lowered
+    stem = re.sub(r"(?:ations?|ions?|ings?|ed|es|s)$", "", lowered)
+    return (stem if len(stem) >= 3 else lowered)[:5]
+
+
+def keys(text: str) -> list[tuple[str, int, int]]:
+    """(key, start, end) of each word of the text that names something ("A" too, but not as the
+    first word: "Module A", not "A rigid plate")."""
+    found = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if re.fullmatch(r"A(?:['’]s)?", word) and text[:match.start()].strip():
+            found.append(("a", match.start(), match.end()))
+        elif k := key(word):
+            found.append((k, match.start(), match.end()))
+    return found
+
+
+def dates(text: str) -> list[tuple[Date, int, int]]:
+    """(date, start, end) of each date of the text, none overlapping another."""
+    found: list[tuple[Date, int, int]] = []
+    for pattern in _DATES:
+        for match in pattern.finditer(text):
+            if any(s < match.end() and match.start() < e for _, s, e in found):
+                continue
+            parts = match.groupdict()
+            month = _MONTHS[parts["mn"].lower()] if parts.get("mn") else int(parts["m"])
+            day = int(parts["d"]) if parts.get("d") else None
+            if 1 <= month <= 12 and (day is None or 1 <= day <= 31):
+                found.append(((int(parts["y"]) if parts.get("y") else None, month, day),
+                              match.start(), match.end()))
+    return sorted(found, key=lambda d: d[1])
+
+
+@lru_cache(maxsize=8192)
+def _figures(text: str) -> tuple[tuple[Amount, ...], tuple[tuple[Date, int, int], ...]]:
+    """The text's figures outside its dates (a figure glued to a word, "1st" or "3A", is a code)
+    and its dates; cached (read-only)."""
+    if not re.search(r"\d", text):
+        return (), ()
+    found = dates(text)
+    kept = [a for a in amounts(text) if not any(s <= a.start < e for _, s, e in found)
+            and not re.match(r"[A-Za-z]", text[a.end:a.end + 1])]
+    return tuple(kept), tuple(found)
+
+
+@lru_cache(maxsize=4096)
+def places(chunk: str) -> tuple[Place, ...]:
+    """The chunk's places: each sentence or list item, and each cell of a Markdown table read
+    with its row's other text and its column's header. Cached: each chunk meets every run of
+    sentences of an answer."""
+    found: list[Place] = []
+    lines = chunk.splitlines()
+    header: list[str] = []
+    for i, line in enumerate(lines):
+        row = cells(line) if line.lstrip().startswith("|") else []
+        if row and i + 1 < len(lines) and TABLE_RULE.match(lines[i + 1].strip()):
+            header = row
+            continue
+        if not row:
+            header = [] if not line.strip() else header
+            found += [place for sentence in split_sentences(line) for place in _clauses(sentence)]
+            continue
+        if TABLE_RULE.match(line.strip()):
+            continue
+        figured = {j for j, cell in enumerate(row) if any(_figures(cell))}
+        for j in sorted(figured):
+            column = header[j] if j < len(header) else ""
+            found.append(_place(row[j], f"{' '.join(row)} {column}", f"{line} {column} |"))
+    return tuple(found)
+
+
+def _place(text: str, words: str, naming: str) -> Place:
+    figures, found = _figures(text)
+    return Place(frozenset(k for k, _, _ in keys(words)), tuple(figures), tuple(d for d, _, _ in found),
+                 frozenset(named_units(naming)), frozenset(named_scales(naming)))
+
+
+def _clauses(sentence: str) -> list[Place]:
+    """A sentence's places: one per figure or date, each with the words it owns."""
+    owned = _owned(sentence)
+    if len(owned) < 2:
+        return [_place(sentence, sentence, sentence)]
+    return [_place(sentence[start:end], " ".join(w for w, _ in words), sentence)
+            for _, _, start, end, words in owned]
+
+
+def _owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, list[tuple[str, int]]]]:
+    """(figure, date, start, end, [(word, distance)]) of each figure or date of a sentence with
+    the words nearer to it than to any other ("a deductible of EUR 2.5m and a limit of EUR 40m":
+    "limit" is the 40m's); the sentence and the chunk split alike, so a copied sentence agrees."""
+    figures, spans = _figures(sentence)
+    found = [(a, None, a.start, a.end, []) for a in figures] + [(None, d, s, e, []) for d, s, e in spans]
+    for word, s, e in keys(sentence):
+        if found and not any(s < end and start < e for _, _, start, end, _ in found):
+            gaps = [max(s - end, start - e, 0) for _, _, start, end, _ in found]
+            found[gaps.index(min(gaps))][4].append((word, min(gaps)))
+    return found
+
+
+@lru_cache(maxsize=4096)
+def claims(segment: str) -> tuple[Claim, ...]:
+    """The figures and dates each sentence of the segment claims, each with the words it owns
+    (list markers are no figures: "1. The HIC15 ...")."""
+    found = []
+    for sentence in split_sentences(segment):
+        sentence = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", sentence)
+        for amount, date, _, _, words in _owned(sentence):
+            distance: dict[str, int] = {}
+            for word, gap in words:
+                distance[word] = min(distance.get(word, gap), gap)
+            near = sorted(distance, key=distance.get)
+            found.append(Claim(amount, date, tuple((word, 1 / rank) for rank, word in enumerate(near, 1))))
+    return tuple(found)
+
+
+def _agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
+    """(the place states the claim's figure or date, it gives another of the same kind)."""
+    if claim.date is not None:
+        same = [all(c is None or c == s for c, s in zip(claim.date, date)) and
+                all(s is not None for c, s in zip(claim.date, date) if c is not None) for date in place.dates]
+        return any(same), bool(place.dates) and not any(same)
+    wanted = claim.amount
+    units = [a for a in place.amounts if not wanted.unit or a.unit == wanted.unit
+             or (a.unit is None and wanted.unit in place.units)]
+    scales = {1.0} | set(place.scales)
+    held = any(abs(a.value * s - wanted.value) <= 1e-9 * max(1.0, abs(wanted.value))
+               for a in units for s in scales)
+    if not held and wanted.unit is None and wanted.value.is_integer() and 1900 <= wanted.value <= 2100:
+        held = any(date[0] == wanted.value for date in place.dates)  # "in 2024": a date's year
+    return held, bool(units) and not held
+
+
+def claim_backed(claim: Claim, chunk: str) -> bool:
+    """Whether a place of the chunk states the claim's figure (or date) and none gives the thing
+    the claim's words name most another figure."""
+    held, rival = 0.0, 0.0
+    stated = False
+    for place in places(chunk):
+        states, other = _agrees(claim, place)
+        if not (states or other):
+            continue
+        score = sum(weight for word, weight in claim.words if word in place.words)
+        if states:
+            stated, held = True, max(held, score)
+        else:
+            rival = max(rival, score)
+    return stated and rival <= held
+
+
+def claims_backed(segment: str, chunk: str) -> bool:
+    """Whether the chunk states every figure and date of the segment for what the segment gives
+    it for, and the segment's comparisons agree with its figures."""
+    return comparisons_hold(segment) and all(claim_backed(c, chunk) for c in claims(segment))

@@ -1,0 +1,113 @@
+"""Claims, not words: a chunk supports a figure only where it states that figure, in that unit,
+for the thing the sentence gives it for (rag/claims.py), through the real matcher too."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.claims import claims, claims_backed, dates
+from rag.units import amounts, comparisons_hold
+
+BATTERY = """Title: Battery abuse tests BA-2025-03
+Test Name: BA-2025-03
+
+# Results
+
+| Measurement | Module A | Module B | Limit |
+|---|---|---|---|
+| Peak casing temperature (°C) | 61 | 74 | 80 |
+| Voltage drop (V) | 0.8 | 1.4 | 2.0 |
+| Cycles to failure | 1,200 | 950 | - |"""
+
+TREATY = """Title: Hafnia marine treaty renewal
+
+The Hafnia marine treaty renews with a deductible of EUR 2.5m and a limit of EUR 40m. \
+Brokerage stays at 7.5 percent. The new wording took effect on 2025-04-01.
+
+- Claims notified after 30 days are excluded."""
+
+BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신고 후 4시간 이내에 현장 점검을 시작한다."
+
+
+@pytest.mark.parametrize(("segment", "chunk", "backed"), [
+    # the right figure with its own words, in the spellings documents use
+    ("Module B's peak casing temperature was 74 °C.", BATTERY, True),
+    ("The deductible of the Hafnia treaty is EUR 2.5 million.", TREATY, True),
+    ("The Hafnia treaty's limit is 40,000,000 EUR.", TREATY, True),
+    ("Brokerage stays at 7.5%.", TREATY, True),
+    ("The new wording took effect on 1 April 2025.", TREATY, True),
+    ("The new wording has applied since April 2025.", TREATY, True),
+    ("Claims notified after 30 days are excluded.", TREATY, True),
+    # a paraphrase of the noun: "voltage drop of module A" for the row "Voltage drop (V)"
+    ("The voltage drop of module A was 0.8 V.", BATTERY, True),
+    ("Module A lasted 1200 cycles before failure.", BATTERY, True),
+    # a changed figure ("2.5" is not "25"; a day off is another date)
+    ("The deductible of the Hafnia treaty is EUR 25 million.", TREATY, False),
+    ("The Hafnia treaty's limit is EUR 4m.", TREATY, False),
+    ("The new wording took effect on 2 April 2025.", TREATY, False),
+    # a changed unit, an added unit
+    ("Module B's peak casing temperature was 74 V.", BATTERY, False),
+    ("The brokerage is EUR 7.5m.", TREATY, False),
+    ("Module A lasted 1,200 hours before failure.", BATTERY, False),
+    # a figure the chunk gives for another thing: another row, another column, another noun
+    ("Module A's voltage drop was 61.", BATTERY, False),
+    ("Module A's peak casing temperature was 74 °C.", BATTERY, False),
+    ("The peak casing temperature of module B reached 80 °C.", BATTERY, False),
+    ("The Hafnia treaty's deductible is EUR 40m.", TREATY, False),
+])
+def test_a_chunk_backs_a_figure_only_as_it_states_it(segment, chunk, backed):
+    assert claims_backed(segment, chunk) is backed
+
+
+@pytest.mark.parametrize(("segment", "chunk", "backed"), [
+    ("The 2025 safety budget was set at KRW 350 million.", BUDGET, True),  # 3억 5천만 원
+    ("The 2025 safety budget was set at KRW 35 million.", BUDGET, False),
+    ("2025년 안전 예산은 350,000,000원이다.", BUDGET, True),
+    ("2025년 안전 예산은 3억 원이다.", BUDGET, False),
+    ("현장 점검은 신고 후 4시간 이내에 시작한다.", BUDGET, True),
+    ("현장 점검은 신고 후 4분 이내에 시작한다.", BUDGET, False),  # a changed unit
+    ("모듈 B의 전압 강하는 1.4 V였다.", BATTERY, True),  # across scripts the figure decides
+    ("모듈 B의 전압 강하는 1.4 mm였다.", BATTERY, False),
+])
+def test_korean_amounts_and_units(segment, chunk, backed):
+    assert claims_backed(segment, chunk) is backed
+
+
+@pytest.mark.parametrize(("segment", "holds"), [
+    ("The deductible was raised from EUR 2m to EUR 2.5m.", True),
+    ("The deductible was cut from EUR 2m to EUR 2.5m.", False),
+    ("The notice period was shortened from 45 to 30 days.", True),
+    ("점검 시작은 3시간으로 목표 4시간 이내였다.", True),
+    ("점검 시작은 5시간으로 목표 4시간 이내였다.", False),
+    ("보험료는 2억 원에서 3억 원으로 인상되었다.", True),
+    ("보험료는 3억 원에서 2억 원으로 인상되었다.", False),
+])
+def test_a_change_or_comparison_agrees_with_its_figures(segment, holds):
+    assert comparisons_hold(segment) is holds
+
+
+def test_the_claims_of_a_sentence_are_its_figures_and_dates_with_their_nearest_words():
+    figure, date = claims("Since 1 April 2025 the Hafnia limit is EUR 40m.")
+    assert (figure.amount.value, figure.amount.unit) == (40e6, "EUR")
+    assert figure.words[0] == ("limit", 1.0)  # the noun it qualifies weighs most
+    assert date.date == (2025, 4, 1) and date.amount is None
+    assert [a.value for a in amounts("EUR 30m, EUR 30 million, 30,000,000 EUR")] == [30e6] * 3
+    assert [d for d, _, _ in dates("2024년 8월 12일, 12 Aug 2024, August 12, 2024")] == [(2024, 8, 12)] * 3
+    assert claims("Test FT-2024-07 used the HIC15 criterion.") == ()  # codes claim no figure
+
+
+def test_the_matcher_backs_the_right_cell_and_not_its_neighbour(base_settings):
+    """Through the learned support model with the packaged encoder and the matcher as the
+    pipeline builds it: the right cell is supported, the same sentence with the other module's
+    figure is not, though every word and the figure are in the chunk."""
+    from rag.models import build_embedding
+    from rag.references import ReferenceMatcher
+    from rag.scoring import bi_encoder
+    from rag.support import support_scorer
+
+    scorer = support_scorer(base_settings, bi_encoder(base_settings, build_embedding(base_settings)))
+    matcher = ReferenceMatcher.from_settings(base_settings, scorer)
+    right = "In BA-2025-03 the peak casing temperature of module B was 74 °C."
+    swapped = "In BA-2025-03 the peak casing temperature of module A was 74 °C."
+    segments = matcher.match([right, swapped], [BATTERY])
+    assert [(s.text, s.supported) for s in segments] == [(right, True), (swapped, False)]
