@@ -341,3 +341,18 @@ class ReferenceSettings(Section):
     context_bonus: float = Field(
         0.1, ge=0, le=1, description="How far joining may raise a sentence's support above its own score."
     )
+
+
+class PremiseSettings(Section):
+    """The question's own premise checked against the evidence before generation (rag/premise.py)."""
+
+    enabled: bool = Field(True, description="false: the premise is never checked (no premise refusals).")
+    qualifiers: bool = Field(
+        True, description="Refuse a qualifier whose opposite the evidence states (youngest asked, oldest)."
+    )
+    entities: bool = Field(
+        True, description="Refuse the question's codes, years, figures and names that no evidence text holds."
+    )
+    min_overlap: int = Field(
+        2, ge=1, description="Content words an evidence sentence shares with the question to contradict it."
+    )
