@@ -29,6 +29,8 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, Query
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilters
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
 
+from rag.facts import FACTS_SCHEMA, FACTS_VERSION, Fact, delete_facts, read_facts, rebuild_facts, write_facts
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (doc TEXT PRIMARY KEY, hash TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
@@ -121,7 +123,7 @@ class LexicalIndex:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with closing(sqlite3.connect(self.path, timeout=30)) as connection:
             connection.execute("PRAGMA journal_mode = WAL")
-            connection.executescript(_SCHEMA)
+            connection.executescript(_SCHEMA + FACTS_SCHEMA)
             connection.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, terms, 'row')")
             yield connection
@@ -159,6 +161,7 @@ class LexicalIndex:
                     "INSERT INTO chunks (node_id, doc, meta, text, length) VALUES (?, ?, ?, ?, ?)",
                     (node_id, doc_id, meta, text, len(words))).lastrowid
                 db.execute("INSERT INTO terms (rowid, tokens) VALUES (?, ?)", (row, " ".join(words)))
+            write_facts(db, nodes)
             db.execute("INSERT OR REPLACE INTO documents (doc, hash) VALUES (?, ?)", (doc, content_hash))
             self._add(db, version=1, rows=len(rows), tokens=sum(len(r[4]) for r in rows))
 
@@ -175,6 +178,7 @@ class LexicalIndex:
             db.execute("DELETE FROM terms")
             db.execute("DELETE FROM chunks")
             db.execute("DELETE FROM documents")
+            delete_facts(db)
             db.execute("DELETE FROM state WHERE key != 'version'")
             self._add(db, version=1)
 
@@ -199,6 +203,7 @@ class LexicalIndex:
         db.execute("DELETE FROM terms WHERE rowid IN (SELECT id FROM chunks WHERE doc = ?)", (doc,))
         db.execute("DELETE FROM chunks WHERE doc = ?", (doc,))
         db.execute("DELETE FROM documents WHERE doc = ?", (doc,))
+        delete_facts(db, doc)
         cls._add(db, rows=-rows, tokens=-length)
 
     @staticmethod
@@ -208,6 +213,21 @@ class LexicalIndex:
         for key, amount in amounts.items():
             db.execute("INSERT INTO state (key, value) VALUES (?, ?) "
                        "ON CONFLICT (key) DO UPDATE SET value = value + ?", (key, amount, amount))
+
+    def facts(self, docs: Sequence[str]) -> list[Fact]:
+        """The table facts (rag/facts.py) of these documents."""
+        if not self.exists() or not docs:
+            return []
+        with self._connection() as db:
+            return read_facts(db, docs)
+
+    def _refresh_facts(self) -> None:
+        """Read every document's facts again from its stored chunks when they were extracted by
+        another FACTS_VERSION (or by a version that had none): one transaction."""
+        with self._connection() as db, db:
+            if _state(db, "facts") != FACTS_VERSION:
+                rebuild_facts(db, lambda meta, text: metadata_dict_to_node(meta, text=text))
+                db.execute("INSERT OR REPLACE INTO state (key, value) VALUES ('facts', ?)", (FACTS_VERSION,))
 
     def search(self, query: str, limit: int, filters: MetadataFilters | None = None) -> list[NodeWithScore]:
         """The `limit` chunks of highest BM25 score (> 0) that pass the filters."""
@@ -246,6 +266,7 @@ class LexicalIndex:
         """Bring the index level with the docstore: `wanted` maps each indexed document to its
         content hash; `chunks_of(doc)` reads a document's chunks from the vector store. Only
         documents added, changed or gone are touched; returns how many."""
+        self._refresh_facts()
         held = self.hashes()
         gone = [doc for doc in held if doc not in wanted]
         stale = [doc for doc, content_hash in wanted.items() if held.get(doc) != content_hash]

@@ -32,10 +32,10 @@ from rag.settings_sections import (
     ConfigPath,
     ContextSettings,
     EmbeddingSettings,
+    FactsSettings,
     HeaderSettings,
     IngestSettings,
     LLMSettings,
-    PremiseSettings,
     ReferenceSettings,
     RerankSettings,
     RetrievalSettings,
@@ -47,10 +47,11 @@ from rag.settings_tools import EvaluationSettings, TrainingSettings, UISettings
 
 __all__ = [
     "MIN_CONTEXT", "AnswerSettings", "ChunkingSettings", "ConfigFile", "ConfigPath", "ContextSettings",
-    "EmbeddingSettings", "EvaluationSettings", "HeaderSettings", "IngestSettings", "LLMSettings",
-    "PremiseSettings", "ReferenceSettings", "RerankSettings", "RetrievalSettings", "ServerSettings",
-    "StoreSettings", "SupportSettings", "TrainingSettings", "UISettings", "Settings", "SettingsLoadError",
-    "load_settings", "config_path", "problems", "renamed", "REPO_ROOT", "CONFIG_NAME", "DEFAULT_CONFIG",
+    "EmbeddingSettings", "EvaluationSettings", "FactsSettings", "HeaderSettings", "IngestSettings",
+    "LLMSettings",
+    "ReferenceSettings", "RerankSettings", "RetrievalSettings", "ServerSettings", "StoreSettings",
+    "SupportSettings", "TrainingSettings", "UISettings", "Settings", "SettingsLoadError", "load_settings",
+    "config_path", "problems", "renamed", "REPO_ROOT", "CONFIG_NAME", "DEFAULT_CONFIG",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -110,7 +111,7 @@ class Settings(BaseSettings):
     context: ContextSettings = Field(default_factory=ContextSettings)
     support: SupportSettings = Field(default_factory=SupportSettings)
     references: ReferenceSettings = Field(default_factory=ReferenceSettings)
-    premise: PremiseSettings = Field(default_factory=PremiseSettings)
+    facts: FactsSettings = Field(default_factory=FactsSettings)
     ui: UISettings = Field(default_factory=UISettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)

@@ -1,0 +1,336 @@
+"""Answering a question from table cells (rag/facts.py), with no LLM: a question that names a row
+and a column (or a measure) of one table gets that cell; a blank cell is said to be blank, never
+filled from a neighbour; "which ... highest/lowest" and "how many ..." are computed over the
+table's rows. Only facts of the retrieved documents are read (the user's filters hold), and a
+question that names no cell clearly, or two cells equally, gets None: the normal pipeline answers.
+
+A label is named by the question when at least `min_share` of its words (outside brackets,
+stop words and units left out) are among the question's words: codes and numbers exactly, other
+words by their start (English endings, Korean particles: "deceleration" holds "decel", "하중은"
+holds "하중"). A code or number the question gives that some candidate table or document holds
+must be held by the answer's own row, column or document ("SI-2024-05" rules out SI-2024-03's
+cells).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from llama_index.core.schema import NodeWithScore
+
+from rag.facts import Fact, label_unit, value_unit
+from rag.lexical import LexicalIndex
+from rag.text import hangul_script
+
+_WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7a3]+")
+_AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
+_SUFFIX = re.compile(r"(?:ations?|ions?|ing|ed|es|s)$")  # "calibrated" and "calibration" meet
+_BRACKETS = re.compile(r"[(\[][^)\]]*[)\]]")
+_STOP = frozenset(
+    "a an the of in on at for to by with from and or is are was were be been did does do has have had "
+    "what which who whom whose when where how many much its it this that these those there per all any "
+    "value values 값 무엇 얼마 몇 어느 어떤".split())
+# Columns that hold "the" value of a measure named by the row: the default when no column is named.
+_GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
+_MAX_WORDS = ("highest", "largest", "biggest", "greatest", "most", "maximum", "longest", "heaviest",
+              "fastest", "최고", "최대", "최다", "가장 높", "가장 크", "가장 큰", "가장 많",
+              "가장 길", "가장 무거")
+_MIN_WORDS = ("lowest", "smallest", "least", "fewest", "minimum", "shortest", "lightest", "slowest",
+              "최저", "최소", "가장 낮", "가장 작", "가장 적", "가장 짧", "가장 가벼")
+
+
+def _superlative(spellings: Sequence[str]) -> re.Pattern:
+    return re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings), re.IGNORECASE)
+
+
+_MAX, _MIN = _superlative(_MAX_WORDS), _superlative(_MIN_WORDS)
+_WHICH = re.compile(r"^\s*(?:which|what|who)\b|어느|어떤|무엇|누가", re.IGNORECASE)
+_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
+_LOCATION = frozenset({"doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr",
+                       "document_id", "doc_id", "ref_doc_id"})
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words, codes ("sl-05", "ft-2024-07") and numbers ("19.4") of a text; "_" separates,
+    and so does a hyphen after a number ("36-month" is "36 month")."""
+    return [w.lower() for w in _WORD.findall(_AFTER_NUMBER.sub(r"\1 ", text.replace("_", " ")))]
+
+
+def _code(word: str) -> bool:
+    return any(c.isdigit() for c in word)
+
+
+def _stem(word: str) -> str:
+    stem = _SUFFIX.sub("", word)
+    return stem if len(stem) >= 4 else word
+
+
+def _same(label_word: str, question_word: str) -> bool:
+    if label_word == question_word or label_word.replace("-", "") == question_word.replace("-", ""):
+        return True
+    if question_word.isdigit() and re.fullmatch(rf"{question_word}[a-z]+", label_word):
+        return True  # "24" names the column "24m"
+    if _code(label_word) or _code(question_word):
+        return False
+    if hangul_script(label_word):  # a particle may follow: "하중은" names "하중"
+        return len(label_word) >= 2 and question_word.startswith(label_word)
+    return len(label_word) >= 3 and (question_word.startswith(label_word)
+                                     or _stem(question_word) == _stem(label_word))
+
+
+@lru_cache(maxsize=4096)
+def _content(label: str) -> tuple[str, ...]:
+    """The words of a label that must be named: outside brackets, no stop words, no unit."""
+    unit = label_unit(label)
+    found = [w for w in words(_BRACKETS.sub(" ", label)) or words(label) if w not in _STOP]
+    return tuple(w for w in found if not (unit and len(found) > 1 and value_unit(f"1 {w}") == unit))
+
+
+def _named(label: str, question: Sequence[str]) -> tuple[float, float, set[str]]:
+    """The share of the label's words the question holds, the share of its words that are no
+    code ("WorldSID" names "WorldSID 50M" when no other row is WorldSID), and the words held."""
+    content = _content(label)
+    hits = {w for w in content if any(_same(w, q) for q in question)}
+    plain = [w for w in content if not _code(w)]
+    return ((len(hits) / len(content) if content else 0.0),
+            (len(hits & set(plain)) / len(plain) if plain else 0.0), hits)
+
+
+@dataclass(frozen=True)
+class CellAnswer:
+    """An answer computed from cells: its kind, one sentence in the question's language, and the
+    cells it rests on (each with its chunk id, for the citation)."""
+
+    kind: Literal["cell", "blank", "max", "min", "count"]
+    text: str
+    facts: tuple[Fact, ...]
+
+
+@dataclass(frozen=True)
+class _Table:
+    doc: str
+    key: str
+    facts: tuple[Fact, ...]
+    subject: str  # the document's name, as the sentence calls it
+    subject_words: frozenset[str]
+    top: bool  # one of the best-ranked candidate chunks holds part of it
+
+    @property
+    def rows(self) -> list[str]:
+        return list(dict.fromkeys(f.row for f in self.facts))
+
+    @property
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(f.column for f in self.facts))
+
+
+@dataclass
+class CellLookup:
+    """Answers from the cell facts of the retrieved documents (`answer`), or None."""
+
+    index: LexicalIndex
+    enabled: bool = True
+    min_share: float = 0.75  # of a label's words the question must name
+    top_chunks: int = 1  # the table must be in one of the best-ranked candidate chunks
+
+    @classmethod
+    def from_settings(cls, settings, store) -> CellLookup:
+        section = settings.facts
+        return cls(store.lexical, section.enabled, section.min_share, section.top_chunks)
+
+    def answer(self, question: str, candidates: Sequence[NodeWithScore]) -> CellAnswer | None:
+        if not self.enabled or not candidates:
+            return None
+        tables = self._tables(candidates)
+        if not tables:
+            return None
+        asked = [w for w in words(question) if w not in _STOP]
+        tables = _held_codes(tables, asked)
+        top = [t for t in tables if t.top]
+        if not top:
+            return None
+        ask = _Question(tuple(asked), self.min_share, hangul_script(question))
+        extreme = next((kind for kind, pattern in (("max", _MAX), ("min", _MIN))
+                        if any(not _in_labels(m.group(), tables) for m in pattern.finditer(question))), None)
+        if extreme:
+            return ask.extreme(extreme, top)
+        found = ask.cell(tables)
+        if found is None and _COUNT.search(question):
+            return ask.count(top)
+        if found is None and _WHICH.search(question):
+            return ask.select(top)
+        return found
+
+    def _tables(self, candidates: Sequence[NodeWithScore]) -> list[_Table]:
+        """The tables of the candidates' documents, each marked whether one of the `top_chunks`
+        best candidates holds a part of it (a table split over chunks counts whole)."""
+        nodes = [c.node for c in candidates]
+        docs = list(dict.fromkeys(str(n.metadata.get("doc", "")) for n in nodes))
+        top = {n.node_id for n in nodes[: self.top_chunks]}
+        meta = {}
+        for node in nodes:
+            meta.setdefault(str(node.metadata.get("doc", "")), node.metadata)
+        grouped: dict[tuple[str, str], list[Fact]] = {}
+        for fact in self.index.facts(docs):
+            grouped.setdefault((fact.doc, fact.table), []).append(fact)
+        tables = []
+        for (doc, key), facts in grouped.items():
+            fields = [str(v) for k, v in meta[doc].items() if k not in _LOCATION and isinstance(v, str)]
+            subject = doc.rsplit(".", 1)[0]
+            tables.append(_Table(doc, key, tuple(facts), subject,
+                                 frozenset(words(" ".join([subject, *fields, facts[0].section]))),
+                                 bool(top & {f.chunk_id for f in facts})))
+        return tables
+
+
+def _in_labels(word: str, tables: Sequence[_Table]) -> bool:
+    """A superlative that is part of a label ("최대 하중": peak load) is no comparison."""
+    return any(word in label.lower() for t in tables for label in (*t.rows, *t.columns))
+
+
+def _held_codes(tables: list[_Table], asked: Sequence[str]) -> list[_Table]:
+    """Each table narrowed to the rows that hold every code or number of the question that some
+    candidate table or document holds (in a row label, column or the document's fields)."""
+    def holds(words_: set[str], code: str) -> bool:
+        return any(_same(w, code) for w in words_)
+
+    def context(table: _Table, fact: Fact) -> set[str]:
+        return set(table.subject_words) | set(words(fact.row)) | set(words(fact.column))
+
+    codes = [w for w in asked if _code(w)]
+    held = [c for c in codes if any(holds(context(t, f), c) for t in tables for f in t.facts)]
+    narrowed = []
+    for table in tables:
+        kept = tuple(f for f in table.facts if all(holds(context(table, f), c) for c in held))
+        if kept:
+            narrowed.append(_Table(table.doc, table.key, kept, table.subject, table.subject_words, table.top))
+    return narrowed
+
+
+def _shown(fact: Fact) -> str:
+    """The value with its unit, when the cell alone does not carry it."""
+    return fact.value if not fact.unit or value_unit(fact.value) else f"{fact.value} {fact.unit}"
+
+
+def _label(text: str) -> str:
+    return _BRACKETS.sub("", text).strip() or text
+
+
+@dataclass(frozen=True)
+class _Question:
+    """The question's words and language, and what it asks of the tables."""
+
+    asked: tuple[str, ...]
+    min_share: float
+    korean: bool
+
+    def best(self, labels: Sequence[str]) -> list[str]:
+        """The labels named best (ties kept), each with a word the other labels lack."""
+        scored = []
+        for label in labels:
+            share, plain, hits = _named(label, self.asked)
+            others = [set(_content(other)) for other in labels if other != label]
+            distinct = not others or any(all(h not in o for o in others) for h in hits)
+            if max(share, plain) >= self.min_share and distinct:
+                scored.append(((share, plain), label))
+        top = max((s for s, _ in scored), default=None)
+        return [label for s, label in scored if s == top]
+
+    def columns(self, table: _Table) -> list[str]:
+        """The columns the question names, else the table's one generic value column."""
+        named = self.best(table.columns)
+        if named:
+            return named
+        generic = [c for c in table.columns if set(words(c)) & _GENERIC]
+        return generic if len(generic) == 1 else (table.columns if len(table.columns) == 1 else [])
+
+    def cell(self, tables: Sequence[_Table]) -> CellAnswer | None:
+        """The cell of the one row and column named; None when candidate tables give two values."""
+        picked: list[tuple[_Table, Fact]] = []
+        for table in tables:
+            rows, columns = self.best(table.rows), self.columns(table)
+            if len(rows) == 1 and len(columns) == 1:
+                picked += [(table, f) for f in table.facts if f.row == rows[0] and f.column == columns[0]]
+        if len({(f.value, f.unit) for _, f in picked}) != 1:
+            return None  # none, or two cells that differ: the normal pipeline answers
+        picked = [(table, f) for table, f in picked if table.top]
+        if not picked:
+            return None
+        table, fact = picked[0]
+        row, column, subject = _label(fact.row), fact.column, table.subject
+        facts = tuple(f for _, f in picked)
+        if fact.blank:
+            text = (f"표에는 {subject}의 {row} {column} 값이 없습니다." if self.korean
+                    else f"The table gives no value for {column} of {row} in {subject}.")
+            return CellAnswer("blank", text, facts)
+        named = row if set(words(column)) & _GENERIC else f"{row} ({column})"
+        text = (f"{subject}의 {named} 값은 {_shown(fact)}입니다." if self.korean
+                else f"In {subject}, {named} is {_shown(fact)}.")
+        return CellAnswer("cell", text, facts)
+
+    def extreme(self, kind: Literal["max", "min"], tables: Sequence[_Table]) -> CellAnswer | None:
+        """The row of the highest (lowest) figure in the column the question names, in one table."""
+        found = []
+        for table in tables:
+            columns = self.best(table.columns)
+            cells = [f for f in table.facts if columns == [f.column] and f.number is not None]
+            if len({f.row for f in cells}) >= 2:
+                found.append((table, cells))
+        if len(found) != 1:
+            return None
+        table, cells = found[0]
+        best = (max if kind == "max" else min)(f.number for f in cells)
+        top = [f for f in cells if f.number == best]
+        if len(top) > 1:
+            return None
+        fact = top[0]
+        if self.korean:
+            word = "가장 높은" if kind == "max" else "가장 낮은"
+            text = (f"{table.subject}에서 {fact.column} 값이 {word} 것은 "
+                    f"{_label(fact.row)}({_shown(fact)})입니다.")
+        else:
+            word = "highest" if kind == "max" else "lowest"
+            text = f"In {table.subject}, {_label(fact.row)} has the {word} {fact.column}: {_shown(fact)}."
+        return CellAnswer(kind, text, (fact,))
+
+    def value_matches(self, tables: Sequence[_Table]) -> list[tuple[_Table, str, list[Fact]]]:
+        """Per table, the one column whose word values the question names (a named column first),
+        with the cells holding a named value: "failed" names the result "fail"."""
+        found = []
+        for table in tables:
+            by_column: dict[str, list[Fact]] = {}
+            for fact in table.facts:
+                if fact.number is None and not fact.blank and _named(fact.value, self.asked)[0] == 1:
+                    by_column.setdefault(fact.column, []).append(fact)
+            columns = [c for c in self.best(table.columns) if c in by_column] or list(by_column)
+            if len(columns) == 1:
+                found.append((table, columns[0], by_column[columns[0]]))
+        return found
+
+    def count(self, tables: Sequence[_Table]) -> CellAnswer | None:
+        """How many rows of one table hold the value the question names in one column."""
+        found = self.value_matches(tables)
+        if len(found) != 1 or len({f.value.lower() for f in found[0][2]}) != 1:
+            return None
+        table, column, cells = found[0]
+        value, n, rows = cells[0].value, len(cells), ", ".join(_label(f.row) for f in cells)
+        text = (f"{table.subject}에서 {column} 값이 {value}인 행은 {n}개입니다 ({rows})." if self.korean
+                else f"In {table.subject}, {n} row{'s' * (n != 1)} {'have' if n != 1 else 'has'} "
+                     f"{column} {value}: {rows}.")
+        return CellAnswer("count", text, tuple(cells))
+
+    def select(self, tables: Sequence[_Table]) -> CellAnswer | None:
+        """"Which test failed?": the one row holding the value the question names, in a table none
+        of whose rows the question names ("which region is RO-2024-02 for" asks for no row)."""
+        found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows)]
+        if len(found) != 1 or len(found[0][2]) != 1:
+            return None
+        table, column, (fact,) = found[0]
+        row = _label(fact.row)
+        text = (f"{table.subject}에서 {column} 값이 {fact.value}인 것은 {row}입니다." if self.korean
+                else f"In {table.subject}, {row} has {column} {fact.value}.")
+        return CellAnswer("cell", text, (fact,))

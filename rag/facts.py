@@ -1,0 +1,202 @@
+"""Table cells as facts: every cell of a chunk's Markdown tables (CSV/XLSX/PPTX/DOCX/HTML/PDF
+tables, JSON records, chart data) read as (document, table, row label, column, value, unit,
+place), kept in the lexical index's SQLite file (`facts` table, by document) and written and
+deleted in the same transaction as the document's lexical rows (rag/lexical.py), so ingest,
+sync by hash and `ragqa remove` keep them level with nothing more.
+
+A row's label is its label column's cell: the first column when its cells are all filled and
+distinct (ids, years, measurement names), else the first column of words; the other cells are
+the row's facts, each under its column's header. A unit comes from the value ("31 mm"), else from
+the row label or the column header ("Chest deflection (mm)", "speed_kmh"). A one-column table of
+"key: value" cells, and JSON's `path: value` lines, read as row = key. A table split over chunks
+repeats its header, so its parts share one table key (its id, else its header).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import astuple, dataclass
+
+from llama_index.core.schema import BaseNode, MetadataMode
+
+from rag.text import markdown_tables
+from rag.units import figures, value
+
+FACTS_VERSION = 1  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
+
+FACTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS facts (
+    doc TEXT NOT NULL, chunk_id TEXT NOT NULL, tab TEXT NOT NULL, row_label TEXT NOT NULL,
+    col TEXT NOT NULL, value TEXT NOT NULL, number REAL, unit TEXT NOT NULL,
+    page INTEGER, slide INTEGER, section TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS facts_doc ON facts (doc);
+"""
+
+BLANKS = frozenset({"", "-", "–", "—", "n/a", "na", "none", "null", "nan"})
+_KEY_VALUE = re.compile(r"^\s*([^:|]{1,80}?)\s*:\s+(.+?)\s*$")
+_KEY_PATH = re.compile(r"^[\w\[\]-]+(?:\.[\w\[\]-]+)+$")  # a JSON key path: "programme.lead"
+_PLAIN_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
+_CURRENCY = re.compile(r"^(?:[$€£¥₩]|EUR|USD|KRW|GBP|JPY)\s*|\s*(?:[$€£¥₩]|EUR|USD|KRW|GBP|JPY|원)$", re.I)
+_PARENTHESIS = re.compile(r"[(\[]([^)\]]{1,20})[)\]]")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One cell: its document and chunk, its table, row label, column header, value as written
+    ("" for a blank cell), the value as a number (None when it is no plain figure), its unit ("" when
+    none) and its place (page, slide, section) for the citation."""
+
+    doc: str
+    chunk_id: str
+    table: str
+    row: str
+    column: str
+    value: str
+    number: float | None
+    unit: str
+    page: int | None
+    slide: int | None
+    section: str
+
+    @property
+    def blank(self) -> bool:
+        return self.value.strip().lower() in BLANKS
+
+
+def label_unit(label: str) -> str:
+    """The unit a row label or column header names for its figures: in brackets ("(mm)") or as
+    its last word ("speed_kmh", "Force kN"); "" when none ("status_12m" holds a figure, not a unit)."""
+    words = re.split(r"[\s_]+", label.strip())
+    named = [*_PARENTHESIS.findall(label), words[-1] if len(words) > 1 else ""]
+    return next((unit for spelling in named for _, unit, _ in figures(f"1 {spelling.strip()}") if unit), "")
+
+
+def value_unit(cell: str) -> str:
+    """The unit written with a figure in a cell ("31 mm"); "" when none."""
+    return next((unit for _, unit, _ in figures(cell) if unit), "")
+
+
+def number_of(text: str) -> float | None:
+    """The value as a number when the cell is one figure (a unit, currency or % around it allowed):
+    "1,500 kg" is 1500, "2024-07-12" and "SL-05" are None."""
+    bare = _CURRENCY.sub("", text.strip()).strip().rstrip("%").strip()
+    match = _PLAIN_NUMBER.match(bare)
+    if not match:
+        return None
+    rest = bare[match.end():].strip()
+    if rest and not any(unit for _, unit, _ in figures(f"1 {rest}")):
+        return None
+    try:
+        return value(match.group().lstrip("+-")) * (-1 if match.group().startswith("-") else 1)
+    except ValueError:
+        return None
+
+
+def _label_column(rows: Sequence[Sequence[str]]) -> int:
+    """The column that names the rows: the first when its cells are all filled and distinct, else
+    the first whose cells are mostly words, else the first."""
+    width = max(len(row) for row in rows)
+    columns = [[row[i] if i < len(row) else "" for row in rows] for i in range(width)]
+    first = columns[0]
+    if all(c.strip().lower() not in BLANKS for c in first) and len(set(first)) == len(first):
+        return 0
+    for i, column in enumerate(columns):
+        if sum(number_of(c) is None and c.strip().lower() not in BLANKS for c in column) * 2 > len(column):
+            return i
+    return 0
+
+
+def _place(node: BaseNode) -> tuple[int | None, int | None, str]:
+    meta = node.metadata
+    return meta.get("page"), meta.get("slide"), str(meta.get("section") or "")
+
+
+def _fact(node: BaseNode, table: str, row: str, column: str, cell: str, *labels: str) -> Fact:
+    """A cell's fact; a figure's unit is its own, else the one its row label or column names."""
+    page, slide, section = _place(node)
+    number = number_of(cell)
+    unit = "" if number is None else value_unit(cell) or next(filter(None, map(label_unit, labels)), "")
+    return Fact(str(node.metadata.get("doc", node.ref_doc_id or "")), node.node_id, table, row, column,
+                cell, number, unit, page, slide, section)
+
+
+def _table_facts(node: BaseNode, header: list[str], rows: list[list[str]]) -> list[Fact]:
+    rows = [row for row in rows if any(cell.strip() for cell in row)]
+    if not rows:
+        return []
+    table = str(node.metadata.get("table_id") or "") + "|" + " | ".join(header)
+    if len(header) == 1:  # a one-column table of "key: value" cells
+        pairs = [m.groups() for row in rows if (m := _KEY_VALUE.match(row[0]))]
+        return [_fact(node, table, key, header[0], cell, key) for key, cell in pairs]
+    label = _label_column(rows)
+    found = []
+    for row in rows:
+        name = row[label] if label < len(row) else ""
+        for i, column in enumerate(header):
+            if i != label:
+                found.append(_fact(node, table, name, column, row[i] if i < len(row) else "", name, column))
+    return found
+
+
+def _key_path_facts(node: BaseNode, text: str) -> list[Fact]:
+    """JSON's scalar fields, written `path.to.key: value` (ingestion/plain.py): row = the path
+    above the key, column = the key."""
+    found = []
+    for line in text.splitlines():
+        match = _KEY_VALUE.match(line)
+        if match and _KEY_PATH.match(match.group(1)):
+            path, _, key = match.group(1).rpartition(".")
+            found.append(_fact(node, "#" + path.split(".")[0], path, key, match.group(2), key))
+    return found
+
+
+def facts_of(node: BaseNode) -> list[Fact]:
+    """The facts of one chunk: every cell of its Markdown tables and its JSON key-path lines."""
+    text = node.get_content(metadata_mode=MetadataMode.NONE)
+    if "|" not in text and ":" not in text:
+        return []
+    found = _key_path_facts(node, text)
+    for header, rows in markdown_tables(text):
+        found += _table_facts(node, list(header), [list(row) for row in rows])
+    return found
+
+
+# ------------------------------------------------------------------ SQL, in LexicalIndex's transactions
+
+_COLUMNS = "doc, chunk_id, tab, row_label, col, value, number, unit, page, slide, section"
+
+
+def write_facts(db: sqlite3.Connection, nodes: Iterable[BaseNode]) -> int:
+    """Insert the facts of these chunks (the caller deleted the document's old ones); how many."""
+    rows = [astuple(fact) for node in nodes for fact in facts_of(node)]
+    db.executemany(f"INSERT INTO facts ({_COLUMNS}) VALUES ({', '.join('?' * 11)})", rows)
+    return len(rows)
+
+
+def delete_facts(db: sqlite3.Connection, doc: str | None = None) -> None:
+    """Drop one document's facts, or every fact."""
+    if doc is None:
+        db.execute("DELETE FROM facts")
+    else:
+        db.execute("DELETE FROM facts WHERE doc = ?", (doc,))
+
+
+def read_facts(db: sqlite3.Connection, docs: Sequence[str]) -> list[Fact]:
+    """The facts of these documents, in their tables' order."""
+    if not docs:
+        return []
+    marks = ", ".join("?" * len(docs))
+    return [Fact(*row) for row in db.execute(
+        f"SELECT {_COLUMNS} FROM facts WHERE doc IN ({marks}) ORDER BY rowid", list(docs))]
+
+
+def rebuild_facts(db: sqlite3.Connection, nodes_of) -> None:
+    """Extract every document's facts again from the chunks the lexical index holds
+    (`nodes_of(meta, text)` makes a node of a stored row), when FACTS_VERSION changed."""
+    delete_facts(db)
+    rows = db.execute("SELECT meta, text FROM chunks ORDER BY id").fetchall()
+    write_facts(db, (nodes_of(json.loads(meta), text) for meta, text in rows))
