@@ -36,6 +36,7 @@ from rag.settings_sections import (
     HeaderSettings,
     IngestSettings,
     LLMSettings,
+    PremiseSettings,
     ReferenceSettings,
     RerankSettings,
     RetrievalSettings,
@@ -49,9 +50,9 @@ __all__ = [
     "MIN_CONTEXT", "AnswerSettings", "ChunkingSettings", "ConfigFile", "ConfigPath", "ContextSettings",
     "EmbeddingSettings", "EvaluationSettings", "FactsSettings", "HeaderSettings", "IngestSettings",
     "LLMSettings",
-    "ReferenceSettings", "RerankSettings", "RetrievalSettings", "ServerSettings", "StoreSettings",
-    "SupportSettings", "TrainingSettings", "UISettings", "Settings", "SettingsLoadError", "load_settings",
-    "config_path", "problems", "renamed", "REPO_ROOT", "CONFIG_NAME", "DEFAULT_CONFIG",
+    "PremiseSettings", "ReferenceSettings", "RerankSettings", "RetrievalSettings", "ServerSettings",
+    "StoreSettings", "SupportSettings", "TrainingSettings", "UISettings", "Settings", "SettingsLoadError",
+    "load_settings", "config_path", "problems", "renamed", "REPO_ROOT", "CONFIG_NAME", "DEFAULT_CONFIG",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -112,6 +113,7 @@ class Settings(BaseSettings):
     support: SupportSettings = Field(default_factory=SupportSettings)
     references: ReferenceSettings = Field(default_factory=ReferenceSettings)
     facts: FactsSettings = Field(default_factory=FactsSettings)
+    premise: PremiseSettings = Field(default_factory=PremiseSettings)
     ui: UISettings = Field(default_factory=UISettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)

@@ -355,3 +355,18 @@ class FactsSettings(Section):
     top_chunks: int = Field(
         1, ge=1, description="A table answers only when one of this many best-ranked chunks holds part of it."
     )
+
+
+class PremiseSettings(Section):
+    """The question's own premise checked against the evidence before generation (rag/premise.py)."""
+
+    enabled: bool = Field(True, description="false: the premise is never checked (no premise refusals).")
+    qualifiers: bool = Field(
+        True, description="Refuse a qualifier whose opposite the evidence states (youngest asked, oldest)."
+    )
+    entities: bool = Field(
+        True, description="Refuse the question's codes, years, figures and names that no evidence text holds."
+    )
+    min_overlap: int = Field(
+        2, ge=1, description="Content words an evidence sentence shares with the question to contradict it."
+    )

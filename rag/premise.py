@@ -1,0 +1,360 @@
+"""False premises: what a question takes for granted, checked against the evidence the answer
+would be built from, before the model writes anything.
+
+Two kinds of premise are read from the question. A qualifier with an opposite (youngest, latest,
+after, increase; 가장 최근, 최저, 이후, 감소) is contradicted when no evidence text states it and
+the evidence sentence about the question's subject states its opposite ("the oldest rock" asked
+as "the youngest"). An entity taken for granted (a code with digits, a year, a figure, a proper
+name) is absent when no evidence text holds it: a year or code swapped for one the evidence holds
+instead is the typical false premise. Everything else holds: a false refusal of an answerable,
+paraphrased question costs more than a missed premise, so each rule leans toward holding (the
+opposite must be stated where the asked side is nowhere; thresholds, ordinals and the figures of
+a yes/no question are not premises). Across scripts (an English question on Korean evidence) only
+codes, figures and, from a Korean question, Latin names are compared; a qualifier is held only
+against sentences in the question's script.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag.opposites import ASKED, PAIRS, TIME_AFTER, Side
+from rag.settings import Settings
+from rag.text import HANGUL, hangul_script, split_sentences
+
+
+@dataclass(frozen=True)
+class PremiseVerdict:
+    holds: bool
+    status: str  # "stated" | "contradicted" | "absent"
+    message: str = ""  # the correction, or what the documents do not mention, in the question's language
+    evidence: str = ""  # the evidence sentence a contradiction rests on
+
+
+STATED = PremiseVerdict(True, "stated")
+
+
+_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should"
+                     r"|may|might|must|shall)\b", re.IGNORECASE)
+_WH_KO = re.compile(r"무엇|뭐|뭔|어느|어떤|어떻게|언제|어디|누구|누가|몇|얼마|왜|무슨")
+
+# Entities. A code has a letter and a digit and at least three characters (FT-2024-07, HIC15);
+# a figure may carry a scale word or a Korean unit of count (30m, 3만).
+_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z][A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*"
+                   r"|(?<![\w-])\d+(?:[-_/][A-Za-z0-9]+)*[-_/][A-Za-z]+\d[A-Za-z0-9]*")
+_FIGURE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)(?:\s*(thousand|million|billion|bn|mn|[kmb]|천|만|억|조)"
+                     r"(?![A-Za-z]))?(st|nd|rd|th)?", re.IGNORECASE)
+_SCALE = {"thousand": 1e3, "k": 1e3, "천": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "만": 1e4,
+          "billion": 1e9, "bn": 1e9, "b": 1e9, "억": 1e8, "조": 1e12}
+# A figure the asker supplies as a bound is not a premise: "above 500", "30일 이내".
+_BOUND_BEFORE = re.compile(r"\b(?:(?:more|less|fewer|greater|higher|lower|other|rather)\s+than|over|under"
+                           r"|above|below|at\s+(?:least|most)|up\s+to|within|exceed\w*|beyond|between"
+                           r"|top|first|last|next|past|every|each|per)\b", re.IGNORECASE)
+_BOUND_AFTER = re.compile(r"\s*\S{0,3}\s*(?:이상|이하|초과|미만|이내|넘|or\s+(?:more|less|fewer))")
+_NAME = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]*(?:['’][A-Za-z]+)?")
+# A figure after one of these names a thing ("version 3.0", "layer 2", "제3조"): held to even when
+# small, and only as that thing's number.
+_IDENTIFIER = re.compile(r"\b(version|ver|v|rev|revision|edition|release|phase|layer|tier|section|clause"
+                         r"|article|chapter|appendix|annex|table|step|stage|level|grade|option|lot|batch"
+                         r"|버전|개정|단계|제)\.?\s*(\d+(?:\.\d+)*)(?![\d.])", re.IGNORECASE)
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_MONTH = re.compile(r"\b(?:" + "|".join(m.capitalize() for m in MONTHS) + r")\b|(?<!\d)(1[0-2]|0?[1-9])월")
+_NOT_NAMES = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "english", "korean", "the", "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
+    "does", "did", "was", "were", "are", "and", "for", "from", "with", "that", "this", "according",
+}
+_STOP = _NOT_NAMES | {
+    "is", "a", "an", "of", "in", "on", "at", "to", "by", "as", "or", "be", "it", "its", "do", "has", "did",
+    "so", "far", "ever", "yet", "one", "ones",
+    "have", "had", "there", "their", "they", "into", "than", "then", "any", "all", "about", "between",
+    "much", "many", "give", "given", "say", "said", "documents", "document", "report", "reported",
+    "reach", "reached", "value", "values", "state", "stated", "listed", "show", "shown", "tell",
+    "무엇", "무엇인가요", "어떤", "어느", "얼마", "얼마인가요", "언제", "누구", "몇", "가장",
+}
+
+
+def _language(question: str) -> str:
+    return "ko" if hangul_script(question) else "en"
+
+
+def _stem(word: str) -> str:
+    """Where a word's inflections agree: a Korean word's first two syllables (its particle or
+    ending follows), a Latin word's first five letters once a plural's ending is dropped."""
+    if HANGUL.match(word):
+        return word[:2]
+    word = word.lower()
+    if len(word) > 3:
+        word = re.sub(r"ies$", "y", word) if word.endswith("ies") else re.sub(r"(?<!s)s$", "", word)
+    return word[:5]
+
+
+def _content(text: str, skip: re.Pattern[str] | None = None) -> set[str]:
+    text = skip.sub(" ", text) if skip else text
+    return {_stem(w) for w in re.findall(r"\w+", text) if w.lower() not in _STOP and len(w) >= 2}
+
+
+def _figures(text: str) -> list[tuple[str, set[float], int, int]]:
+    """(as written, the values it may mean, start, end) of each figure; ordinals left out."""
+    out = []
+    for match in _FIGURE.finditer(text):
+        digits, scale, ordinal = match.groups()
+        if ordinal:
+            continue
+        value = _number(digits)
+        values = {value} | ({value * _SCALE[scale.lower()]} if scale else set())
+        out.append((match.group().strip(), values, match.start(), match.end()))
+    return out
+
+
+def _number(digits: str) -> float:
+    # "1,200" groups thousands; "3,5" is a decimal comma; "1.200.000" groups them too.
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", digits):
+        return float(digits.replace(",", ""))
+    if re.fullmatch(r"\d+[.,]\d+", digits):
+        return float(digits.replace(",", "."))
+    return float(re.sub(r"\D", "", digits))
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+@dataclass
+class PremiseCheck:
+    """Checks a question's premise against its evidence (see the module docstring); built once
+    per pipeline from `[premise]`."""
+
+    enabled: bool = True
+    qualifiers: bool = True
+    entities: bool = True
+    min_overlap: int = 2
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PremiseCheck:
+        cfg = settings.premise
+        return cls(cfg.enabled, cfg.qualifiers, cfg.entities, cfg.min_overlap)
+
+    def check(self, question: str, evidence: Sequence[str]) -> PremiseVerdict:
+        """The verdict on `question` given `evidence`: the texts the context shows (its units,
+        with their documents' labels and header fields, where codes and names often stand)."""
+        texts = [text for text in evidence if text.strip()]
+        if not self.enabled or not texts or not question.strip():
+            return STATED
+        language = _language(question)
+        across = (language == "ko") != hangul_script(" ".join(texts))
+        verdict = STATED
+        if self.entities:
+            verdict = self._entities(question, texts, language, across)
+        if verdict.holds and self.qualifiers:
+            verdict = self._qualifiers(question, texts, language)
+        return verdict
+
+    # ---------------------------------------------------------------------------- entities
+
+    def _entities(self, question: str, texts: list[str], language: str, across: bool) -> PremiseVerdict:
+        joined = "\n".join(texts)
+        squeezed = _squeezed(joined)
+        codes = [m for m in _CODE.finditer(question) if len(_squeezed(m.group())) >= 3]
+        for code in codes:
+            if _squeezed(code.group()) not in squeezed:
+                return self._absent(code.group(), language)
+        rest = _CODE.sub(" ", question)
+        for name, number in _IDENTIFIER.findall(rest):
+            if not _holds_identifier(name, number, joined):
+                return self._absent(f"{name} {number}", language)
+        for month in _MONTH.finditer(rest):
+            if month.start() > 0 and not _holds_month(month, joined):
+                return self._absent(month.group(), language)
+        rest = _IDENTIFIER.sub(" ", rest)
+        for figure in self._premised_figures(rest):
+            if not self._holds_figure(figure, joined):
+                return self._absent(figure[0], language)
+        if across and language == "en":
+            return STATED  # an English name is spelled otherwise in Korean evidence
+        words = {w.lower() for w in re.findall(r"[A-Za-z]+", joined)}
+        for name in self._names(rest, language):
+            stem = _stem_name(name)
+            if not any(w.startswith(stem) for w in words):
+                return self._absent(name, language)
+        return STATED
+
+    def _premised_figures(self, question: str) -> list[tuple[str, set[float], int, int]]:
+        """The question's figures that it takes for granted: a year always; another figure above
+        twelve (smaller ones are counts spelled many ways: "three", "세") unless it is a bound
+        ("above 500") or the question asks whether it is so ("Was it 412?")."""
+        yes_no = _yes_no(question)
+        out = []
+        for figure in _figures(question):
+            written, values, start, end = figure
+            value = min(values)
+            year = 1900 <= value <= 2100 and float(value).is_integer()
+            before = question[max(0, start - 20) : start].split()
+            bound = bool(_BOUND_BEFORE.search(" ".join(before[-3:])) or _BOUND_AFTER.match(question[end:]))
+            if year or (value > 12 and not bound and not yes_no):
+                out.append(figure)
+        return out
+
+    @staticmethod
+    def _holds_figure(figure: tuple[str, set[float], int, int], joined: str) -> bool:
+        """Stated as written (digits alone: "30" in "30m", "2023" in "2023-06"), or as a value
+        the evidence writes otherwise ("30,000" as "3만")."""
+        written, values, _, _ = figure
+        digits = re.match(r"[\d.,]+", written)
+        if digits and re.search(rf"(?<![\d.,]){re.escape(digits.group())}(?![\d]|[.,]\d)", joined):
+            return True
+        stated = set().union(*(v for _, v, _, _ in _figures(joined)))
+        return any(abs(a - b) <= 1e-9 * max(abs(a), 1) for a in values for b in stated)
+
+    @staticmethod
+    def _names(question: str, language: str) -> list[str]:
+        """Proper names: in English capitalised words not at a sentence's start; in Korean any
+        capitalised Latin word. Short all-capital words (EUR, CEO) are written as symbols and
+        spelled out too often to be held to."""
+        out = []
+        for match in _NAME.finditer(question):
+            word = match.group()
+            head = question[: match.start()].rstrip()
+            if language == "en" and (not head or head[-1] in ".?!:;\"“("):
+                continue
+            if len(word) < 3 or (word.isupper() and len(word) <= 3) or word.lower() in _NOT_NAMES:
+                continue
+            if language == "en" and word.lower() in _STOP:
+                continue
+            if re.match(r"\s+(?:[A-Z]|\d+)\b", question[match.end():]):
+                continue  # a designation ("Model K", "Type 2"): the series the corpus is about
+            out.append(word)
+        return out
+
+    # ---------------------------------------------------------------------------- qualifiers
+
+    def _qualifiers(self, question: str, texts: list[str], language: str) -> PremiseVerdict:
+        if _yes_no(question):
+            return STATED  # "Did it increase?" asks, it does not presume
+        subject = _content(question, ASKED)
+        need = max(1, min(self.min_overlap, len(subject)))
+        about = [(shared, sentence) for shared, sentence in _sentences(texts, subject, language == "ko")
+                 if shared >= need]
+        for first, second in PAIRS:
+            for asked, opposite in ((first, second), (second, first)):
+                match = next((m for m in asked.asked.finditer(question)
+                              if not TIME_AFTER.match(question[m.end():])), None)
+                if match is not None:
+                    verdict = self._contradiction(question, match, asked, opposite, about, language)
+                    if not verdict.holds:
+                        return verdict
+        return STATED
+
+    def _contradiction(self, question: str, match: re.Match[str], asked: Side, opposite: Side,
+                       about: list[tuple[int, str]], language: str) -> PremiseVerdict:
+        """Contradicted when, of the sentences about the question's subject (sharing at least
+        `min_overlap` of its content words, fewer if it has fewer) that state either side, those
+        most about it state the opposite and none the asked side; a tie holds."""
+        stating = [(shared, sentence) for shared, sentence in about
+                   if asked.stated.search(sentence) or opposite.asked.search(sentence)]
+        if not stating:
+            return STATED
+        most = max(shared for shared, _ in stating)
+        leaders = [sentence for shared, sentence in stating if shared == most]
+        if any(asked.stated.search(sentence) for sentence in leaders):
+            return STATED
+        best = leaders[0]
+        said = opposite.asked.search(best)
+        asked, given = match.group(), said.group()
+        noun = _noun(question[match.end():])
+        if language == "ko":
+            asked, given = (f"{asked} {noun}", f"{given} {noun}") if noun else (asked, given)
+            message = f"문서에는 {asked}{_subject_particle(asked)} 아니라 {given}에 대한 내용이 있습니다."
+        elif given.lower().endswith("est") or " " in given or given.lower() in _ENDS:
+            named = f"{given.lower()} {noun}" if noun else given.lower()
+            message = f"The documents give the {named}, not the {asked.lower()}."
+        else:
+            message = f"The documents say {given.lower()}, not {asked.lower()}."
+        return PremiseVerdict(False, "contradicted", message, best)
+
+    @staticmethod
+    def _absent(entity: str, language: str) -> PremiseVerdict:
+        if language == "ko":
+            return PremiseVerdict(False, "absent", f"문서에는 {entity}에 대한 내용이 없습니다.")
+        return PremiseVerdict(False, "absent", f"The documents say nothing about {entity}.")
+
+
+_ENDS = {"first", "last", "maximum", "minimum", "best", "worst"}
+_PARTICLE = re.compile(r"(?<=[\uac00-\ud7a3])(?:에서는|에서|에게|에는|으로|로|의|은|는|이|가|을|를"
+                       r"|에|와|과|도)$")
+
+
+def _sentences(texts: Sequence[str], subject: set[str], korean: bool) -> list[tuple[int, str]]:
+    """(content words shared with the question, sentence) of every evidence sentence in the
+    question's script: a translation's wording is not compared. A context's lines are its units
+    (a table row, a label), never one sentence; a block's first line (its chunk's label: document,
+    place, header fields) is what each of its sentences is about too."""
+    out = []
+    for text in texts:
+        for block in re.split(r"\n\s*\n", text):
+            lines = [line for line in block.splitlines() if line.strip()]
+            label = _content(lines[0], ASKED) if lines else set()
+            for sentence in (s for line in lines for s in split_sentences(line)):
+                if hangul_script(sentence) == korean:
+                    out.append((len(subject & (_content(sentence, ASKED) | label)), sentence))
+    return out
+
+
+def _yes_no(question: str) -> bool:
+    """A question that asks whether something is so: English by its leading auxiliary, Korean by
+    having no question word."""
+    if hangul_script(question):
+        return not _WH_KO.search(question)
+    return bool(_YES_NO.match(question))
+
+
+def _noun(after: str) -> str:
+    """What a qualifier qualifies, for the correction ("the youngest known rock", "가장 최근 계약"):
+    the words up to the next function word, at most three, or none when the qualifier ends in the
+    middle of a word (인하되었나요)."""
+    words = []
+    for word in re.findall(r"[\w-]+", after)[:3] if re.match(r"\s", after) else []:
+        if word.lower() in _STOP or word.isdigit() or ASKED.fullmatch(word):
+            break
+        if HANGUL.search(word):  # a Korean noun phrase ends at its particle
+            words.append(_PARTICLE.sub("", word))
+            break
+        words.append(word)
+    return " ".join(words)
+
+
+_VERSION = {"version", "ver", "v", "rev", "revision", "버전", "개정"}
+
+
+def _holds_identifier(name: str, number: str, joined: str) -> bool:
+    """The evidence numbers this thing so ("version 3" is "v3.0", `"layer": 2`)."""
+    names = _VERSION if name.lower() in _VERSION else {name.lower()}
+    number = re.sub(r"(?:\.0+)+$", "", number)
+    keys = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return bool(re.search(rf"(?:{keys})\W{{0,3}}0*{re.escape(number)}(?:\.0+)?(?![\d]|\.\d)", joined,
+                          re.IGNORECASE))
+
+
+def _holds_month(month: re.Match[str], joined: str) -> bool:
+    """The evidence names the month, in words or as a date's digits ("2024-09", "9월")."""
+    number = int(month.group(1)) if month.group(1) else MONTHS.index(month.group().lower()) + 1
+    name = MONTHS[number - 1]
+    return bool(re.search(rf"\b{name[:3]}|(?<!\d)0?{number}월|\d{{4}}[-/.]0?{number}(?!\d)"
+                          rf"|\b\d{{1,2}}[./]0?{number}[./]\d{{2,4}}", joined, re.IGNORECASE))
+
+
+def _stem_name(word: str) -> str:
+    word = re.sub(r"['’]s?$", "", word.lower())
+    return word[: max(4, len(word) - 2)]
+
+
+def _subject_particle(word: str) -> str:
+    """이 after a final consonant, 가 after a vowel (a Latin or digit ending reads as 가)."""
+    last = word[-1:] if word else ""
+    if HANGUL.match(last):
+        return "이" if (ord(last) - 0xAC00) % 28 else "가"
+    return "가"

@@ -1,0 +1,137 @@
+"""The premise check (rag/premise.py) on real sentences (not the sample corpus's): each kind of
+false premise (antonym, swapped year, swapped code or name), in English and Korean, is refused
+while its correctly premised twin holds; paraphrases and cross-language questions hold."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.premise import PremiseCheck
+from rag.settings import PremiseSettings, Settings
+
+# Contexts as the pipeline shows them: a label line per chunk, then its units.
+GEOLOGY = [
+    "[1] precambrian-rocks.md: Acasta gneiss (Title: Precambrian rocks)\n"
+    "The Acasta gneiss, in the Slave craton of northwestern Canada, is the oldest known rock to have "
+    "metamorphosed, at about 4.03 billion years.\n"
+    "It was dated in 1999 by uranium-lead dating of zircon grains.",
+]
+CLAIMS = [
+    "[1] claims-review-2023.docx: Findings (Title: Claims review 2023; Branch: Busan)\n"
+    "The review of the Busan branch listed three open claims: CL-2023-014, CL-2023-017 and CL-2023-020.\n"
+    "Open claims decreased from 12 at the end of 2022 to 3 at the end of 2023.\n"
+    "The retention stays at EUR 30m per event; Ingrid Solberg signs off every claim above EUR 250,000.",
+    "[2] claims-register.csv (Title: claims-register)\n"
+    "claim: CL-2023-014; status: Open; reserve_eur: 84,000; opened: 2023-05-11",
+]
+BRANCH_KO = [
+    "[1] seoul-notes-ko.txt (Title: 서울 지점 메모)\n"
+    "2024년 3월 회의에서 서울 지점의 보험료는 5% 인상되었다.\n"
+    "가장 오래된 계약은 2019년에 체결되었고 계약 번호는 KR-2019-003이다.",
+]
+
+FALSE_PREMISES = [  # (kind, question, evidence, words the refusal names)
+    ("antonym", "What is the youngest known rock to have metamorphosed?", GEOLOGY, ["oldest", "youngest"]),
+    ("antonym", "By how much did open claims increase in 2023?", CLAIMS, ["decreased"]),
+    ("year", "When was the Acasta gneiss dated in 2005?", GEOLOGY, ["2005"]),
+    ("year", "How many open claims did the 2021 review of the Busan branch list?", CLAIMS, ["2021"]),
+    ("code", "What reserve does claim CL-2023-015 carry?", CLAIMS, ["CL-2023-015"]),
+    ("name", "Who signs off claims of the Bergen branch above EUR 250,000?", CLAIMS, ["Bergen"]),
+    ("figure", "Why is the retention EUR 300m per event?", CLAIMS, ["300"]),
+    ("antonym-ko", "서울 지점의 보험료는 얼마나 인하되었나요?", BRANCH_KO, ["인상", "인하"]),
+    ("antonym-ko", "가장 최근 계약은 언제 체결되었나요?", BRANCH_KO, ["가장 오래된", "가장 최근"]),
+    ("year-ko", "2022년 회의에서 서울 지점의 보험료는 얼마나 올랐나요?", BRANCH_KO, ["2022"]),
+    ("code-ko", "계약 번호 KR-2019-004는 언제 체결되었나요?", BRANCH_KO, ["KR-2019-004"]),
+]
+TWINS = [
+    "What is the oldest known rock to have metamorphosed?",
+    "By how much did open claims decrease in 2023?",
+    "When was the Acasta gneiss dated?",
+    "How many open claims did the 2023 review of the Busan branch list?",
+    "What reserve does claim CL-2023-014 carry?",
+    "Who signs off claims of the Busan branch above EUR 250,000?",
+    "Why is the retention EUR 30m per event?",
+    "서울 지점의 보험료는 얼마나 인상되었나요?",
+    "가장 오래된 계약은 언제 체결되었나요?",
+    "2024년 회의에서 서울 지점의 보험료는 얼마나 올랐나요?",
+    "계약 번호 KR-2019-003은 언제 체결되었나요?",
+]
+PARAPHRASES = [  # answerable, worded otherwise than the evidence
+    ("Which rock is the most ancient one known to have been metamorphosed?", GEOLOGY),
+    ("How old is the earliest metamorphosed rock that has been found?", GEOLOGY),
+    ("Where in Canada is the Acasta gneiss found?", GEOLOGY),
+    ("How far did the number of open claims fall over 2023?", CLAIMS),
+    ("Which claims were still open after the review?", CLAIMS),
+    ("Who has to approve the largest claims?", CLAIMS),
+    ("Did open claims rise in 2023?", CLAIMS),  # asks, does not presume
+    ("Are claims above EUR 100,000 signed off by someone?", CLAIMS),
+    ("What was the retention per event last year?", CLAIMS),
+    ("When was CL-2023-014 opened, in May?", CLAIMS),
+    ("보험료 인상률은 몇 퍼센트였나요?", BRANCH_KO),
+    ("제일 먼저 맺은 계약은 몇 년도에 체결됐나요?", BRANCH_KO),
+]
+CROSS_LANGUAGE = [  # the other script: only codes, figures and a Korean question's Latin names count
+    ("Acasta gneiss는 몇 년에 연대가 측정되었나요?", GEOLOGY),
+    ("가장 최근에 열린 CL-2023-014 청구는 언제 열렸나요?", CLAIMS),
+    ("How much did the Seoul branch raise its premium in the March 2024 meeting?", BRANCH_KO),
+    ("When was the newest contract, KR-2019-003, signed?", BRANCH_KO),
+]
+
+
+@pytest.fixture(scope="module")
+def check() -> PremiseCheck:
+    return PremiseCheck.from_settings(Settings())
+
+
+@pytest.mark.parametrize(("kind", "question", "evidence", "named"), FALSE_PREMISES,
+                         ids=[f"{kind}-{i}" for i, (kind, *_rest) in enumerate(FALSE_PREMISES)])
+def test_false_premise_refused_and_named(check, kind, question, evidence, named):
+    verdict = check.check(question, evidence)
+    assert not verdict.holds and verdict.status == ("contradicted" if "antonym" in kind else "absent")
+    assert all(word in verdict.message for word in named), verdict.message
+    if verdict.status == "contradicted":  # it rests on the sentence that says the opposite
+        assert verdict.evidence and verdict.evidence in "\n".join(evidence)
+
+
+@pytest.mark.parametrize(("question", "false"), zip(TWINS, FALSE_PREMISES),
+                         ids=[f[0] for f in FALSE_PREMISES])
+def test_correctly_premised_twin_holds(check, question, false):
+    verdict = check.check(question, false[2])
+    assert verdict.holds and verdict.status == "stated", verdict.message
+
+
+@pytest.mark.parametrize(("question", "evidence"), PARAPHRASES + CROSS_LANGUAGE)
+def test_paraphrase_and_cross_language_hold(check, question, evidence):
+    verdict = check.check(question, evidence)
+    assert verdict.holds, verdict.message
+
+
+def test_across_scripts_a_code_still_counts(check):
+    assert check.check("CL-2023-099 청구의 준비금은 얼마인가요?", CLAIMS).status == "absent"
+    assert check.check("What is contract KR-2019-007 about?", BRANCH_KO).status == "absent"
+
+
+def test_messages_in_the_question_language(check):
+    assert check.check("What is the youngest known rock to have metamorphosed?", GEOLOGY).message == (
+        "The documents give the oldest known rock, not the youngest.")
+    assert check.check("2021년 감사에서 미결 청구는 몇 건이었나요?", CLAIMS).message == (
+        "문서에는 2021에 대한 내용이 없습니다.")
+    assert check.check("가장 최근 계약은 언제 체결되었나요?", BRANCH_KO).message == (
+        "문서에는 가장 최근 계약이 아니라 가장 오래된 계약에 대한 내용이 있습니다.")
+
+
+def test_switched_off_by_settings():
+    """`[premise] enabled = false` lets every false premise through; each rule alone too."""
+    off = PremiseCheck.from_settings(Settings(premise=PremiseSettings(enabled=False)))
+    assert all(off.check(question, evidence).holds for _kind, question, evidence, _named in FALSE_PREMISES)
+    no_entities = PremiseCheck.from_settings(Settings(premise=PremiseSettings(entities=False)))
+    assert no_entities.check("What reserve does claim CL-2023-015 carry?", CLAIMS).holds
+    assert not no_entities.check("What is the youngest known rock to have metamorphosed?", GEOLOGY).holds
+    no_qualifiers = PremiseCheck.from_settings(Settings(premise=PremiseSettings(qualifiers=False)))
+    assert no_qualifiers.check("What is the youngest known rock to have metamorphosed?", GEOLOGY).holds
+    assert not no_qualifiers.check("What reserve does claim CL-2023-015 carry?", CLAIMS).holds
+
+
+def test_no_evidence_is_no_verdict(check):
+    """Without evidence the retrieval gate refuses; the premise check has nothing to judge."""
+    assert check.check("What is the youngest rock?", []).holds
