@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.text import TABLE_RULE, cells, split_sentences
-from rag.units import CURRENCIES, SCALES, UNITS, Amount, amounts, comparisons_hold, named_scales, named_units
+from rag.units import (CURRENCIES, SCALES, UNITS, Amount, amounts, comparisons_hold, named_scales,
+                       named_units, value)
 
 Date = tuple[int | None, int | None, int | None]  # (year, month, day), None where not given
 
@@ -33,7 +34,10 @@ _DATES = [re.compile(pattern) for pattern in (
     r"(?<!\w)(?:(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+)?" + _MONTH.format("mn") + r"(?:,?\s+(?P<y>\d{4}))?(?!\w)",
     r"(?:(?P<y>\d{4})\s?년\s?)?(?P<m>\d{1,2})\s?월(?:\s?(?P<d>\d{1,2})\s?일)?",
 )]
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'’][A-Za-z0-9]+)*|\d+[A-Za-z][A-Za-z0-9-]*|[\uac00-\ud7a3]+")
+# A word: Latin (codes too: "HIC15", "SL-13", "3A"; "100-year" names a thing, it measures none),
+# or Korean.
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'’][A-Za-z0-9]+)*|\d+(?:[.,]\d+)*-?[A-Za-z][A-Za-z0-9-]*"
+                   r"|[\uac00-\ud7a3]+")
 # Words that say nothing of what a figure measures: function words, verbs that state a figure,
 # units, currencies, scales and months (they are the figure's own claim).
 _STOP = frozenset("""
@@ -62,6 +66,8 @@ class Place:
     dates: tuple[Date, ...]
     units: frozenset[str]
     scales: frozenset[float]
+    cell: tuple[int, int, int] | None = None  # (table, row, column); row -1: the header
+    own: frozenset[str] = frozenset()  # a table cell's own words ("months" of "24 months")
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,7 @@ class Claim:
     amount: Amount | None
     date: Date | None
     words: tuple[tuple[str, float], ...]
+    sentence: int = 0  # which sentence of the segment
 
 
 @lru_cache(maxsize=16384)
@@ -124,13 +131,13 @@ def dates(text: str) -> list[tuple[Date, int, int]]:
 
 @lru_cache(maxsize=8192)
 def _figures(text: str) -> tuple[tuple[Amount, ...], tuple[tuple[Date, int, int], ...]]:
-    """The text's figures outside its dates (a figure glued to a word, "1st" or "3A", is a code)
-    and its dates; cached (read-only)."""
+    """The text's figures outside its dates (a figure glued to a word, "1st", "3A" or "100-year",
+    is a code) and its dates; cached (read-only)."""
     if not re.search(r"\d", text):
         return (), ()
     found = dates(text)
     kept = [a for a in amounts(text) if not any(s <= a.start < e for _, s, e in found)
-            and not re.match(r"[A-Za-z]", text[a.end:a.end + 1])]
+            and not re.match(r"-?[A-Za-z]", text[a.end:a.end + 2])]
     return tuple(kept), tuple(found)
 
 
@@ -142,10 +149,13 @@ def places(chunk: str) -> tuple[Place, ...]:
     found: list[Place] = []
     lines = chunk.splitlines()
     header: list[str] = []
+    table = row_number = 0
     for i, line in enumerate(lines):
         row = cells(line) if line.lstrip().startswith("|") else []
         if row and i + 1 < len(lines) and TABLE_RULE.match(lines[i + 1].strip()):
-            header = row
+            header, table, row_number = row, table + 1, 0  # its figures too ("24 months") are places
+            found += [_place(cell, line, line, (table, -1, j))
+                      for j, cell in enumerate(row) if any(_figures(cell))]
             continue
         if not row:
             header = [] if not line.strip() else header
@@ -153,17 +163,20 @@ def places(chunk: str) -> tuple[Place, ...]:
             continue
         if TABLE_RULE.match(line.strip()):
             continue
-        figured = {j for j, cell in enumerate(row) if any(_figures(cell))}
-        for j in sorted(figured):
-            column = header[j] if j < len(header) else ""
-            found.append(_place(row[j], f"{' '.join(row)} {column}", f"{line} {column} |"))
+        row_number += 1
+        for j, cell in enumerate(row):
+            if any(_figures(cell)):
+                column = header[j] if j < len(header) else ""
+                found.append(_place(cell, f"{' '.join(row)} {column}", f"{line} {column} |",
+                                    (table, row_number, j) if header else None))
     return tuple(found)
 
 
-def _place(text: str, words: str, naming: str) -> Place:
+def _place(text: str, words: str, naming: str, cell: tuple[int, int, int] | None = None) -> Place:
     figures, found = _figures(text)
     return Place(frozenset(k for k, _, _ in keys(words)), tuple(figures), tuple(d for d, _, _ in found),
-                 frozenset(named_units(naming)), frozenset(named_scales(naming)))
+                 frozenset(named_units(naming)), frozenset(named_scales(naming)), cell,
+                 frozenset(k for k, _, _ in keys(text)) if cell else frozenset())
 
 
 def _clauses(sentence: str) -> list[Place]:
@@ -193,14 +206,15 @@ def claims(segment: str) -> tuple[Claim, ...]:
     """The figures and dates each sentence of the segment claims, each with the words it owns
     (list markers are no figures: "1. The HIC15 ...")."""
     found = []
-    for sentence in split_sentences(segment):
+    for number, sentence in enumerate(split_sentences(segment)):
         sentence = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", sentence)
         for amount, date, _, _, words in _owned(sentence):
             distance: dict[str, int] = {}
             for word, gap in words:
                 distance[word] = min(distance.get(word, gap), gap)
             near = sorted(distance, key=distance.get)
-            found.append(Claim(amount, date, tuple((word, 1 / rank) for rank, word in enumerate(near, 1))))
+            weights = tuple((word, 1 / rank) for rank, word in enumerate(near, 1))
+            found.append(Claim(amount, date, weights, number))
     return tuple(found)
 
 
@@ -213,12 +227,16 @@ def _agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
     wanted = claim.amount
     units = [a for a in place.amounts if not wanted.unit or a.unit == wanted.unit
              or (a.unit is None and wanted.unit in place.units)]
-    scales = {1.0} | set(place.scales)
-    held = any(abs(a.value * s - wanted.value) <= 1e-9 * max(1.0, abs(wanted.value))
-               for a in units for s in scales)
+    # A bare figure under "(EUR m)" is in millions; a figure with its own scale ("EUR 30m") is not.
+    held = any(abs(a.value * s - wanted.value) <= 1e-9 * max(1.0, abs(wanted.value)) for a in units
+               for s in (place.scales or {1.0} if _bare(a) else {1.0}))
     if not held and wanted.unit is None and wanted.value.is_integer() and 1900 <= wanted.value <= 2100:
         held = any(date[0] == wanted.value for date in place.dates)  # "in 2024": a date's year
     return held, bool(units) and not held
+
+
+def _bare(amount: Amount) -> bool:
+    return bool(re.fullmatch(r"[\d.,]+", amount.number)) and amount.value == value(amount.number)
 
 
 def claim_backed(claim: Claim, chunk: str) -> bool:
@@ -238,7 +256,34 @@ def claim_backed(claim: Claim, chunk: str) -> bool:
     return stated and rival <= held
 
 
+def coordinates_hold(found: tuple[Claim, ...], chunk: str) -> bool:
+    """Whether each figure of a sentence that a table cell holds stands in the row and under the
+    column of the sentence's figures that the table gives as a row label (its first column) or
+    a column header ("12 claims open at 24 months for 2022" needs the 12 in 2022's row, under
+    "24 months"). A figure is such a coordinate where the label or header is the bare figure or
+    shares a word with the figure's own ("at 24 months"; not "12 claims" for "12 months")."""
+    coordinates, values = {}, {}
+    for claim in found:
+        near = {word for word, weight in claim.words if weight >= 0.5}
+        stated = [p for p in places(chunk) if p.cell and _agrees(claim, p)[0]]
+        coordinates[claim] = [p.cell for p in stated if (p.cell[1] < 0 or p.cell[2] == 0)
+                              and (not p.own or p.own & near)]
+        values[claim] = [p.cell for p in stated if p.cell[1] >= 0 and p.cell[2] > 0]
+    for claim in found:
+        where = [coordinates[c] for c in found
+                 if c.sentence == claim.sentence and c is not claim and coordinates[c]]
+        if coordinates[claim] or not values[claim] or not where:
+            continue
+        if not any(all(any(t == table and (r == row or c == column) for t, r, c in cells)
+                       for cells in where if any(t == table for t, _, _ in cells))
+                   for table, row, column in values[claim]):
+            return False
+    return True
+
+
 def claims_backed(segment: str, chunk: str) -> bool:
     """Whether the chunk states every figure and date of the segment for what the segment gives
     it for, and the segment's comparisons agree with its figures."""
-    return comparisons_hold(segment) and all(claim_backed(c, chunk) for c in claims(segment))
+    found = claims(segment)
+    return comparisons_hold(segment) and all(claim_backed(c, chunk) for c in found) \
+        and coordinates_hold(found, chunk)

@@ -95,7 +95,8 @@ _NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})\s*[\])]|(?:^|[\s_|])({_ALTERNATI
 _NAMED_MONEY = re.compile(rf"(?<![A-Za-z])({_alternation(_CODES)})(?![A-Za-z])")
 _NAMED_WON = re.compile(r"[(\[]\s*(?:단위\s*:\s*)?(?:[백천]만|[백천십]?억|천)?\s?원\s*[)\]]")
 _NAMED_SCALE = re.compile(rf"(?:{_alternation(_MONEY)})\s?({_alternation(SCALES)})(?![A-Za-z])"
-                          rf"|\b(thousands|millions|billions)\b|([백천]만|[백천십]?억)\s?원", re.IGNORECASE)
+                          rf"|\b(thousands|millions|billions)\b|[(\[]\s*(?:단위\s*:\s*)?([백천]만|[백천십]?억)\s?원\s*[)\]]",
+                          re.IGNORECASE)
 
 
 @dataclass(frozen=True)

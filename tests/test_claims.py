@@ -59,6 +59,32 @@ def test_a_chunk_backs_a_figure_only_as_it_states_it(segment, chunk, backed):
     assert claims_backed(segment, chunk) is backed
 
 
+TRIANGLE = """Title: Open claims triangle, marine cargo
+
+| Accident year | 12 months | 24 months | 36 months |
+|---|---|---|---|
+| 2022 | 40 | 12 | 3 |
+| 2023 | 55 | 17 | |
+
+| Return period | Occurrence loss (EUR m) | Events |
+|---|---|---|
+| 50-year | 180 | 9 |
+| 100-year | 250 | 14 |"""
+
+
+@pytest.mark.parametrize(("segment", "backed"), [
+    ("For accident year 2022, 12 claims were open at 24 months.", True),
+    ("At 12 months, accident year 2023 had 55 open claims.", True),
+    ("For accident year 2023, 12 claims were open at 24 months.", False),  # 2022's cell
+    ("For accident year 2022, 40 claims were open at 24 months.", False),  # the 12-month cell
+    ("The 100-year occurrence loss is EUR 250 million.", True),  # a bare cell under "(EUR m)"
+    ("The 50-year occurrence loss is EUR 250m.", False),  # another row, named by its code
+    ("The 100-year occurrence loss is EUR 250.", False),  # the header's millions dropped
+])
+def test_a_cell_stands_in_the_row_and_column_the_sentence_names(segment, backed):
+    assert claims_backed(segment, TRIANGLE) is backed
+
+
 @pytest.mark.parametrize(("segment", "chunk", "backed"), [
     ("The 2025 safety budget was set at KRW 350 million.", BUDGET, True),  # 3억 5천만 원
     ("The 2025 safety budget was set at KRW 35 million.", BUDGET, False),
