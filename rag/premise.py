@@ -20,9 +20,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.opposites import ASKED, PAIRS, TIME_AFTER, Side
+from rag.premise_words import (
+    ASKED, BOUND_AFTER, BOUND_BEFORE, CODE, ENDS, FIGURE, IDENTIFIER, MONTH, MONTHS, NAME, NOT_NAMES,
+    PAIRS, PARTICLE, QUANTITIES, SCALE, STOP, TIME_AFTER, VERSION, WH_KO, YES_NO, Side,
+)
 from rag.settings import Settings
-from rag.text import HANGUL, hangul_script, split_sentences
+from rag.text import HANGUL, cells, hangul_script, split_sentences, table_rows
 
 
 @dataclass(frozen=True)
@@ -34,48 +37,6 @@ class PremiseVerdict:
 
 
 STATED = PremiseVerdict(True, "stated")
-
-
-_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should"
-                     r"|may|might|must|shall)\b", re.IGNORECASE)
-_WH_KO = re.compile(r"무엇|뭐|뭔|어느|어떤|어떻게|언제|어디|누구|누가|몇|얼마|왜|무슨")
-
-# Entities. A code has a letter and a digit and at least three characters (FT-2024-07, HIC15);
-# a figure may carry a scale word or a Korean unit of count (30m, 3만).
-_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z][A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*"
-                   r"|(?<![\w-])\d+(?:[-_/][A-Za-z0-9]+)*[-_/][A-Za-z]+\d[A-Za-z0-9]*")
-_FIGURE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)(?:\s*(thousand|million|billion|bn|mn|[kmb]|천|만|억|조)"
-                     r"(?![A-Za-z]))?(st|nd|rd|th)?", re.IGNORECASE)
-_SCALE = {"thousand": 1e3, "k": 1e3, "천": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "만": 1e4,
-          "billion": 1e9, "bn": 1e9, "b": 1e9, "억": 1e8, "조": 1e12}
-# A figure the asker supplies as a bound is not a premise: "above 500", "30일 이내".
-_BOUND_BEFORE = re.compile(r"\b(?:(?:more|less|fewer|greater|higher|lower|other|rather)\s+than|over|under"
-                           r"|above|below|at\s+(?:least|most)|up\s+to|within|exceed\w*|beyond|between"
-                           r"|top|first|last|next|past|every|each|per)\b", re.IGNORECASE)
-_BOUND_AFTER = re.compile(r"\s*\S{0,3}\s*(?:이상|이하|초과|미만|이내|넘|or\s+(?:more|less|fewer))")
-_NAME = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]*(?:['’][A-Za-z]+)?")
-# A figure after one of these names a thing ("version 3.0", "layer 2", "제3조"): held to even when
-# small, and only as that thing's number.
-_IDENTIFIER = re.compile(r"\b(version|ver|v|rev|revision|edition|release|phase|layer|tier|section|clause"
-                         r"|article|chapter|appendix|annex|table|step|stage|level|grade|option|lot|batch"
-                         r"|버전|개정|단계|제)\.?\s*(\d+(?:\.\d+)*)(?![\d.])", re.IGNORECASE)
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
-_MONTH = re.compile(r"\b(?:" + "|".join(m.capitalize() for m in MONTHS) + r")\b|(?<!\d)(1[0-2]|0?[1-9])월")
-_NOT_NAMES = {
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-    "english", "korean", "the", "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
-    "does", "did", "was", "were", "are", "and", "for", "from", "with", "that", "this", "according",
-}
-_STOP = _NOT_NAMES | {
-    "is", "a", "an", "of", "in", "on", "at", "to", "by", "as", "or", "be", "it", "its", "do", "has", "did",
-    "so", "far", "ever", "yet", "one", "ones",
-    "have", "had", "there", "their", "they", "into", "than", "then", "any", "all", "about", "between",
-    "much", "many", "give", "given", "say", "said", "documents", "document", "report", "reported",
-    "reach", "reached", "value", "values", "state", "stated", "listed", "show", "shown", "tell",
-    "무엇", "무엇인가요", "어떤", "어느", "얼마", "얼마인가요", "언제", "누구", "몇", "가장",
-}
 
 
 def _language(question: str) -> str:
@@ -95,18 +56,18 @@ def _stem(word: str) -> str:
 
 def _content(text: str, skip: re.Pattern[str] | None = None) -> set[str]:
     text = skip.sub(" ", text) if skip else text
-    return {_stem(w) for w in re.findall(r"\w+", text) if w.lower() not in _STOP and len(w) >= 2}
+    return {_stem(w) for w in re.findall(r"\w+", text) if w.lower() not in STOP and len(w) >= 2}
 
 
 def _figures(text: str) -> list[tuple[str, set[float], int, int]]:
     """(as written, the values it may mean, start, end) of each figure; ordinals left out."""
     out = []
-    for match in _FIGURE.finditer(text):
+    for match in FIGURE.finditer(text):
         digits, scale, ordinal = match.groups()
         if ordinal:
             continue
         value = _number(digits)
-        values = {value} | ({value * _SCALE[scale.lower()]} if scale else set())
+        values = {value} | ({value * SCALE[scale.lower()]} if scale else set())
         out.append((match.group().strip(), values, match.start(), match.end()))
     return out
 
@@ -159,18 +120,18 @@ class PremiseCheck:
     def _entities(self, question: str, texts: list[str], language: str, across: bool) -> PremiseVerdict:
         joined = "\n".join(texts)
         squeezed = _squeezed(joined)
-        codes = [m for m in _CODE.finditer(question) if len(_squeezed(m.group())) >= 3]
+        codes = [m for m in CODE.finditer(question) if len(_squeezed(m.group())) >= 3]
         for code in codes:
             if _squeezed(code.group()) not in squeezed:
                 return self._absent(code.group(), language)
-        rest = _CODE.sub(" ", question)
-        for name, number in _IDENTIFIER.findall(rest):
+        rest = CODE.sub(" ", question)
+        for name, number in IDENTIFIER.findall(rest):
             if not _holds_identifier(name, number, joined):
                 return self._absent(f"{name} {number}", language)
-        for month in _MONTH.finditer(rest):
+        for month in MONTH.finditer(rest):
             if month.start() > 0 and not _holds_month(month, joined):
                 return self._absent(month.group(), language)
-        rest = _IDENTIFIER.sub(" ", rest)
+        rest = IDENTIFIER.sub(" ", rest)
         for figure in self._premised_figures(rest):
             if not self._holds_figure(figure, joined):
                 return self._absent(figure[0], language)
@@ -194,7 +155,7 @@ class PremiseCheck:
             value = min(values)
             year = 1900 <= value <= 2100 and float(value).is_integer()
             before = question[max(0, start - 20) : start].split()
-            bound = bool(_BOUND_BEFORE.search(" ".join(before[-3:])) or _BOUND_AFTER.match(question[end:]))
+            bound = bool(BOUND_BEFORE.search(" ".join(before[-3:])) or BOUND_AFTER.match(question[end:]))
             if year or (value > 12 and not bound and not yes_no):
                 out.append(figure)
         return out
@@ -216,14 +177,14 @@ class PremiseCheck:
         capitalised Latin word. Short all-capital words (EUR, CEO) are written as symbols and
         spelled out too often to be held to."""
         out = []
-        for match in _NAME.finditer(question):
+        for match in NAME.finditer(question):
             word = match.group()
             head = question[: match.start()].rstrip()
             if language == "en" and (not head or head[-1] in ".?!:;\"“("):
                 continue
-            if len(word) < 3 or (word.isupper() and len(word) <= 3) or word.lower() in _NOT_NAMES:
+            if len(word) < 3 or (word.isupper() and len(word) <= 3) or word.lower() in NOT_NAMES:
                 continue
-            if language == "en" and word.lower() in _STOP:
+            if language == "en" and word.lower() in STOP:
                 continue
             if re.match(r"\s+(?:[A-Z]|\d+)\b", question[match.end():]):
                 continue  # a designation ("Model K", "Type 2"): the series the corpus is about
@@ -243,10 +204,13 @@ class PremiseCheck:
             for asked, opposite in ((first, second), (second, first)):
                 match = next((m for m in asked.asked.finditer(question)
                               if not TIME_AFTER.match(question[m.end():])), None)
-                if match is not None:
-                    verdict = self._contradiction(question, match, asked, opposite, about, language)
-                    if not verdict.holds:
-                        return verdict
+                if match is None:
+                    continue
+                verdict = self._contradiction(question, match, asked, opposite, about, language)
+                if verdict.holds and (first, second) in QUANTITIES:
+                    verdict = _outranked(question, match, asked is first, texts, language)
+                if not verdict.holds:
+                    return verdict
         return STATED
 
     def _contradiction(self, question: str, match: re.Match[str], asked: Side, opposite: Side,
@@ -269,7 +233,7 @@ class PremiseCheck:
         if language == "ko":
             asked, given = (f"{asked} {noun}", f"{given} {noun}") if noun else (asked, given)
             message = f"문서에는 {asked}{_subject_particle(asked)} 아니라 {given}에 대한 내용이 있습니다."
-        elif given.lower().endswith("est") or " " in given or given.lower() in _ENDS:
+        elif given.lower().endswith("est") or " " in given or given.lower() in ENDS:
             named = f"{given.lower()} {noun}" if noun else given.lower()
             message = f"The documents give the {named}, not the {asked.lower()}."
         else:
@@ -281,11 +245,6 @@ class PremiseCheck:
         if language == "ko":
             return PremiseVerdict(False, "absent", f"문서에는 {entity}에 대한 내용이 없습니다.")
         return PremiseVerdict(False, "absent", f"The documents say nothing about {entity}.")
-
-
-_ENDS = {"first", "last", "maximum", "minimum", "best", "worst"}
-_PARTICLE = re.compile(r"(?<=[\uac00-\ud7a3])(?:에서는|에서|에게|에는|으로|로|의|은|는|이|가|을|를"
-                       r"|에|와|과|도)$")
 
 
 def _sentences(texts: Sequence[str], subject: set[str], korean: bool) -> list[tuple[int, str]]:
@@ -304,12 +263,69 @@ def _sentences(texts: Sequence[str], subject: set[str], korean: bool) -> list[tu
     return out
 
 
+_CELL = re.compile(r"([^:;]+):\s*([^;]*)")
+
+
+def _tables(texts: Sequence[str]) -> list[list[dict[str, str]]]:
+    """The tables the evidence shows, as rows of {column: value}: consecutive lines of
+    `column: value` pairs with the same columns (how the context writes rows), and Markdown tables
+    (lines under a header and its rule)."""
+    tables: list[list[dict[str, str]]] = []
+    for text in texts:
+        previous: set[str] = set()
+        for line in text.splitlines():
+            row = {k.strip(): v.strip() for k, v in _CELL.findall(line)} if "; " in line else {}
+            if len(row) >= 2 and set(row) == previous:
+                tables[-1].append(row)
+            elif len(row) >= 2:
+                tables.append([row])
+            previous = set(row)
+        for run in re.findall(r"(?m)(?:^\|.*\n?)+", text):
+            if parsed := table_rows(run):
+                (header, _rule), lines = parsed
+                tables.append([dict(zip(cells(header), cells(line))) for line in lines])
+    return [rows for rows in tables if len(rows) >= 2]
+
+
+def _outranked(question: str, match: re.Match[str], greater: bool, texts: Sequence[str],
+               language: str) -> PremiseVerdict:
+    """A superlative the question gives a row ("Why did Hamburg have the highest utilisation?")
+    that another row shown outranks in that column: contradicted. The row is named by its label
+    (its first cell) before the qualifier."""
+    after, anywhere = _content(_noun(question[match.end():])), _content(question, ASKED)
+    asked_before = question[: match.start()]
+    for rows in _tables(texts):
+        label = next(iter(rows[0]))
+        columns = [c for c in rows[0] if c != label]  # named after the qualifier, or (Korean) anywhere
+        column = next((c for words in (after, anywhere) for c in columns if _content(c) & words), "")
+        named = [row for row in rows if len(row[label]) >= 2 + (not HANGUL.search(row[label])) and re.search(
+            rf"(?<!\w){re.escape(row[label])}(?!\w)", asked_before, re.IGNORECASE)]
+        scored = [(min(found[0][1]), row) for row in rows
+                  if column and (found := _figures(row.get(column, "")))]
+        mine = [value for value, row in scored if named and row is named[0]]
+        if len(named) != 1 or len(scored) < 2 or not mine:
+            continue
+        best_value, best = (max if greater else min)(scored, key=lambda pair: pair[0])
+        if best_value == mine[0]:
+            continue
+        name, top, shown = named[0][label], best[label], best[column]
+        if language == "ko":
+            message = (f"문서에서 {column}{_subject_particle(column)} {match.group()} 것은 {name}"
+                       f"{_subject_particle(name)} 아니라 {top}({shown})입니다.")
+        else:
+            measured = column[:1].lower() + column[1:] if column[1:2].islower() else column
+            asked = match.group().lower()
+            message = f"The documents give {top} the {asked} {measured} ({shown}), not {name}."
+        return PremiseVerdict(False, "contradicted", message, "; ".join(f"{k}: {v}" for k, v in best.items()))
+    return STATED
+
+
 def _yes_no(question: str) -> bool:
     """A question that asks whether something is so: English by its leading auxiliary, Korean by
     having no question word."""
     if hangul_script(question):
-        return not _WH_KO.search(question)
-    return bool(_YES_NO.match(question))
+        return not WH_KO.search(question)
+    return bool(YES_NO.match(question))
 
 
 def _noun(after: str) -> str:
@@ -318,21 +334,18 @@ def _noun(after: str) -> str:
     middle of a word (인하되었나요)."""
     words = []
     for word in re.findall(r"[\w-]+", after)[:3] if re.match(r"\s", after) else []:
-        if word.lower() in _STOP or word.isdigit() or ASKED.fullmatch(word):
+        if word.lower() in STOP or word.isdigit() or ASKED.fullmatch(word):
             break
         if HANGUL.search(word):  # a Korean noun phrase ends at its particle
-            words.append(_PARTICLE.sub("", word))
+            words.append(PARTICLE.sub("", word))
             break
         words.append(word)
     return " ".join(words)
 
 
-_VERSION = {"version", "ver", "v", "rev", "revision", "버전", "개정"}
-
-
 def _holds_identifier(name: str, number: str, joined: str) -> bool:
     """The evidence numbers this thing so ("version 3" is "v3.0", `"layer": 2`)."""
-    names = _VERSION if name.lower() in _VERSION else {name.lower()}
+    names = VERSION if name.lower() in VERSION else {name.lower()}
     number = re.sub(r"(?:\.0+)+$", "", number)
     keys = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     return bool(re.search(rf"(?:{keys})\W{{0,3}}0*{re.escape(number)}(?:\.0+)?(?![\d]|\.\d)", joined,

@@ -78,6 +78,16 @@ CROSS_LANGUAGE = [  # the other script: only codes, figures and a Korean questio
 ]
 
 
+OFFICES = [
+    "[1] partner-review.pptx, slide 2: Office figures (Title: Partner review)\n"
+    "Office: Lyon; Headcount: 16; Utilisation: 78%; Revenue (EUR thousand): 2,940\n"
+    "Office: Porto; Headcount: 12; Utilisation: 71%; Revenue (EUR thousand): 2,115\n"
+    "Office: Turku; Headcount: 9; Utilisation: 74%; Revenue (EUR thousand): 1,380",
+    "[2] offices-ko.md (Title: 사무소 현황)\n"
+    "| 사무소 | 인원 | 가동률 |\n|---|---|---|\n| 부산 | 14 | 71% |\n| 대구 | 8 | 77% |",
+]
+
+
 @pytest.fixture(scope="module")
 def check() -> PremiseCheck:
     return PremiseCheck.from_settings(Settings())
@@ -104,6 +114,27 @@ def test_correctly_premised_twin_holds(check, question, false):
 def test_paraphrase_and_cross_language_hold(check, question, evidence):
     verdict = check.check(question, evidence)
     assert verdict.holds, verdict.message
+
+
+@pytest.mark.parametrize(("question", "top"), [
+    ("Why did Porto have the highest utilisation of all offices?", "Lyon"),
+    ("Why does Porto have the lowest revenue?", "Turku"),
+    ("부산 사무소의 가동률이 가장 높은 이유는 무엇인가요?", "대구"),
+])
+def test_a_row_outranked_in_its_column_is_contradicted(check, question, top):
+    verdict = check.check(question, OFFICES)
+    assert verdict.status == "contradicted" and top in verdict.message and top in verdict.evidence
+
+
+@pytest.mark.parametrize("question", [
+    "Why did Lyon have the highest utilisation of all offices?",
+    "Why does Turku have the lowest revenue?",
+    "Which office had the highest utilisation?",
+    "Which office had the lowest headcount?",
+    "대구 사무소의 가동률이 가장 높은 이유는 무엇인가요?",
+])
+def test_the_top_row_or_an_open_question_holds(check, question):
+    assert check.check(question, OFFICES).holds
 
 
 def test_across_scripts_a_code_still_counts(check):

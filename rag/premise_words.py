@@ -1,0 +1,139 @@
+"""The words the premise check (rag/premise.py) reads, in English and Korean: pairs of opposite
+qualifiers (which forms make a question ask one side, which forms of the evidence state it),
+question words, bounds, codes, figures, identifiers, months, names and function words."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a qualifier pair. `asked`: the forms that make a question ask it, and that
+    state it against the other side; `stated`: those forms and looser ones (comparatives, verbs)
+    that count as the evidence stating it, so a paraphrase of the asked side holds."""
+
+    asked: re.Pattern[str]
+    stated: re.Pattern[str]
+
+
+def _forms(english: str, korean: str = "") -> re.Pattern[str]:
+    """English forms as whole words (`|`-separated regexes), Korean ones as substrings: a
+    particle or ending follows a Korean stem."""
+    parts = [rf"\b(?:{english})\b"] + ([f"(?:{korean})"] if korean else [])
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+def _side(asked: str, korean: str = "", looser: str = "", korean_looser: str = "") -> Side:
+    return Side(_forms(asked, korean), _forms("|".join(filter(None, [asked, looser])),
+                                               "|".join(filter(None, [korean, korean_looser]))))
+
+
+# Quantity pairs, the greater side first: a table's column can rank their claims ("Hamburg had the
+# highest utilisation" where Oslo's is higher). Superlatives of one measure share a pair (highest,
+# largest, maximum), so a question's "largest" is stated by the evidence's "highest". Comparatives
+# and "most" are only looser forms: "which is higher, A or B?" asks for a comparison, not a premise.
+QUANTITIES: tuple[tuple[Side, Side], ...] = (
+    (_side("highest|largest|biggest|greatest|maximum", "가장 높은|가장 큰|가장 많은|최고|최대",
+           "higher|larger|bigger|greater|most|more|top|upper|max|peak", "높|큰|많|최고치|최댓값"),
+     _side("lowest|smallest|least|fewest|minimum", "가장 낮은|가장 작은|가장 적은|최저|최소",
+           "lower|smaller|less|fewer|bottom|min", "낮|작|적|최저치|최솟값")),
+    (_side("longest|tallest", "가장 긴|가장 오래 걸", "longer|long|taller|tall", "긴|길"),
+     _side("shortest", "가장 짧은", "shorter|short", "짧")),
+    (_side("fastest|quickest", "가장 빠른", "faster|quicker|fast", "빠른|빨리"),
+     _side("slowest", "가장 느린", "slower|slow", "느린|느리")),
+    (_side("heaviest", "가장 무거운", "heavier|heavy", "무거"),
+     _side("lightest", "가장 가벼운", "lighter|light", "가벼")),
+    (_side("hottest|warmest", "가장 더운|가장 뜨거운", "hotter|warmer|hot|warm", "더운|뜨거"),
+     _side("coldest|coolest", "가장 추운|가장 차가운", "colder|cooler|cold|cool", "추운|차가")),
+)
+# All pairs of opposite qualifiers.
+PAIRS: tuple[tuple[Side, Side], ...] = (
+    (_side("oldest|eldest", "가장 오래된|최고령", "older|elder|ancient|earliest|first", "오래|최초"),
+     _side("youngest|newest", "가장 젊은|최연소|가장 새로운", "younger|newer|latest|recent",
+           "젊은|새로운|최신")),
+    (_side("earliest|first|oldest", "가장 이른|최초|처음|가장 오래된",
+           "earlier|beginning|initial|original|1st", "첫|초기"),
+     _side("latest|last|most recent", "가장 최근|최신|마지막|최종", "later|recent|newest|current|final",
+           "최근|나중")),
+    *QUANTITIES,
+    (_side("best", "최선|가장 좋은", "better|good", "좋은"),
+     _side("worst", "최악|가장 나쁜", "worse|bad", "나쁜")),
+    (_side("northern|north|northernmost", "북쪽|북부", "northward|north\\w*", "북"),
+     _side("southern|south|southernmost", "남쪽|남부", "southward|south\\w*", "남")),
+    (_side("eastern|east|easternmost", "동쪽|동부", "eastward|east\\w*", "동"),
+     _side("western|west|westernmost", "서쪽|서부", "westward|west\\w*", "서")),
+    (_side("before|prior to", "이전", "earlier|previous|previously|prior|preceding|until",
+           "전에|전의|전까지"),
+     _side("after", "이후", "later|following|subsequent|subsequently|since|thereafter", "후에|후의|다음")),
+    (_side("increase[sd]?|increasing|rose|risen", "증가|상승|인상",
+           "rise[sn]?|rising|raise[sd]?|grow|grew|grown|growth|gain\\w*|climb\\w*|up|higher|more|jump\\w*",
+           "늘|오른|올라"),
+     _side("decrease[sd]?|decreasing|decline[sd]?|declining", "감소|하락|인하",
+           "fall(?:s|en|ing)?|fell|drop\\w*|reduc\\w*|lower\\w*|cut|down|shr[aiu]nk\\w*|less|fewer",
+           "줄|내린|내려")),
+    (_side("brought forward|moved up|advanced", "앞당", "earlier|sooner", "당겨"),
+     _side("postponed|delayed|deferred|pushed back", "연기|미뤄|미루", "later|moved to", "늦춰|순연")),
+    (_side("above", "초과", "over|exceed\\w*|more than|greater than|higher than|beyond|at least", "이상|넘"),
+     _side("below", "미만", "under|less than|lower than|fewer than|within|at most|up to", "이하|이내|못 미")),
+)
+
+# Words after a qualifier that make it a date, not a premise: "last year", "지난 분기".
+TIME_AFTER = re.compile(r"\s*(?:year|month|week|day|quarter|time|night|decade|century|years|months|weeks"
+                        r"|days|quarters|times|해|년|달|월|주|분기)\b", re.IGNORECASE)
+
+# Any form that asks for a side: left out when a question and a sentence are compared for subject.
+ASKED = re.compile("|".join(f"(?:{side.asked.pattern})" for pair in PAIRS for side in pair), re.IGNORECASE)
+
+# A question that asks whether something is so: English by its leading auxiliary, Korean by having
+# no question word.
+YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should"
+                    r"|may|might|must|shall)\b", re.IGNORECASE)
+WH_KO = re.compile(r"무엇|뭐|뭔|어느|어떤|어떻게|언제|어디|누구|누가|몇|얼마|왜|무슨")
+
+# Entities. A code has a letter and a digit and at least three characters (FT-2024-07, HIC15);
+# a figure may carry a scale word or a Korean unit of count (30m, 3만).
+CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z][A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*"
+                  r"|(?<![\w-])\d+(?:[-_/][A-Za-z0-9]+)*[-_/][A-Za-z]+\d[A-Za-z0-9]*")
+FIGURE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)*)(?:\s*(thousand|million|billion|bn|mn|[kmb]|천|만|억|조)"
+                    r"(?![A-Za-z]))?(st|nd|rd|th)?", re.IGNORECASE)
+SCALE = {"thousand": 1e3, "k": 1e3, "천": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "만": 1e4,
+         "billion": 1e9, "bn": 1e9, "b": 1e9, "억": 1e8, "조": 1e12}
+# A figure the asker supplies as a bound is not a premise: "above 500", "30일 이내".
+BOUND_BEFORE = re.compile(r"\b(?:(?:more|less|fewer|greater|higher|lower|other|rather)\s+than|over|under"
+                          r"|above|below|at\s+(?:least|most)|up\s+to|within|exceed\w*|beyond|between"
+                          r"|top|first|last|next|past|every|each|per)\b", re.IGNORECASE)
+BOUND_AFTER = re.compile(r"\s*\S{0,3}\s*(?:이상|이하|초과|미만|이내|넘|or\s+(?:more|less|fewer))")
+# A capitalised word, possessive and all: a name, unless it starts a sentence.
+NAME = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]*(?:['’][A-Za-z]+)?")
+# A figure after one of these names a thing ("version 3.0", "layer 2", "제3조"): held to even when
+# small, and only as that thing's number.
+IDENTIFIER = re.compile(r"\b(version|ver|v|rev|revision|edition|release|phase|layer|tier|section|clause"
+                        r"|article|chapter|appendix|annex|table|step|stage|level|grade|option|lot|batch"
+                        r"|버전|개정|단계|제)\.?\s*(\d+(?:\.\d+)*)(?![\d.])", re.IGNORECASE)
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+MONTH = re.compile(r"\b(?:" + "|".join(m.capitalize() for m in MONTHS) + r")\b|(?<!\d)(1[0-2]|0?[1-9])월")
+# Capitalised words that are not names; with STOP, words that say nothing about a subject.
+NOT_NAMES = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "english", "korean", "the", "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
+    "does", "did", "was", "were", "are", "and", "for", "from", "with", "that", "this", "according",
+}
+STOP = NOT_NAMES | {
+    "is", "a", "an", "of", "in", "on", "at", "to", "by", "as", "or", "be", "it", "its", "do", "has", "so",
+    "far", "ever", "yet", "one", "ones", "have", "had", "there", "their", "they", "into", "than", "then",
+    "any", "all", "about", "between",
+    "much", "many", "give", "given", "say", "said", "documents", "document", "report", "reported",
+    "reach", "reached", "value", "values", "state", "stated", "listed", "show", "shown", "tell",
+    "무엇", "무엇인가요", "어떤", "어느", "얼마", "얼마인가요", "언제", "누구", "몇", "가장",
+}
+# Qualifiers besides the "-est" words that read as "the ...": "the documents give the first".
+ENDS = {"first", "last", "maximum", "minimum", "best", "worst"}
+# A Korean noun's particle, dropped where the noun is quoted in a message.
+PARTICLE = re.compile(r"(?<=[\uac00-\ud7a3])(?:에서는|에서|에게|에는|으로|로|의|은|는|이|가|을|를"
+                      r"|에|와|과|도)$")
+# Names of a version, any of which may number it.
+VERSION = {"version", "ver", "v", "rev", "revision", "버전", "개정"}
