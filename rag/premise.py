@@ -134,14 +134,15 @@ class PremiseCheck:
         rest = IDENTIFIER.sub(" ", rest)
         for figure in self._premised_figures(rest):
             if not self._holds_figure(figure, joined):
-                return self._absent(figure[0], language)
+                unit = "%" if rest[figure[3] : figure[3] + 1] == "%" else ""
+                return self._absent(figure[0] + unit, language)
         if across and language == "en":
             return STATED  # an English name is spelled otherwise in Korean evidence
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", joined)}
         for name in self._names(rest, language):
-            stem = _stem_name(name)
-            if not any(w.startswith(stem) for w in words):
-                return self._absent(name, language)
+            if not any(w.startswith(_stem_name(name.group())) for w in words):
+                whole = re.match(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*", rest[name.start() :])
+                return self._absent(whole.group() if whole else name.group(), language)
         return STATED
 
     def _premised_figures(self, question: str) -> list[tuple[str, set[float], int, int]]:
@@ -172,7 +173,7 @@ class PremiseCheck:
         return any(abs(a - b) <= 1e-9 * max(abs(a), 1) for a in values for b in stated)
 
     @staticmethod
-    def _names(question: str, language: str) -> list[str]:
+    def _names(question: str, language: str) -> list[re.Match[str]]:
         """Proper names: in English capitalised words not at a sentence's start; in Korean any
         capitalised Latin word. Short all-capital words (EUR, CEO) are written as symbols and
         spelled out too often to be held to."""
@@ -188,7 +189,7 @@ class PremiseCheck:
                 continue
             if re.match(r"\s+(?:[A-Z]|\d+)\b", question[match.end():]):
                 continue  # a designation ("Model K", "Type 2"): the series the corpus is about
-            out.append(word)
+            out.append(match)
         return out
 
     # ---------------------------------------------------------------------------- qualifiers
