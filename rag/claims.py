@@ -36,6 +36,8 @@ _DATES = [re.compile(pattern) for pattern in (
 )]
 # A word: Latin (codes too: "HIC15", "SL-13", "3A"; "100-year" names a thing, it measures none),
 # or Korean.
+_LETTER = re.compile(r"[A-Z](?:['’]s)?")
+_LETTER_A = re.compile(r"A(?:['’]s)?")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'’][A-Za-z0-9]+)*|\d+(?:[.,]\d+)*-?[A-Za-z][A-Za-z0-9-]*"
                    r"|[\uac00-\ud7a3]+")
 # Words that say nothing of what a figure measures: function words, verbs that state a figure,
@@ -88,7 +90,7 @@ def key(word: str) -> str | None:
     their first two syllables (a particle changes the end: "변위는", "변위"); None for words that
     name nothing."""
     lowered = word.lower().replace("’", "'").removesuffix("'s")
-    if re.fullmatch(r"[A-Z](?:['’]s)?", word) and word[0] not in "AI":
+    if _LETTER.fullmatch(word) and word[0] not in "AI":
         return lowered  # a one-letter label: "Module B", "Grade C"
     if lowered in _STOP or len(lowered) < 2 or (lowered.isascii() and len(lowered) < 3):
         return None
@@ -100,17 +102,18 @@ def key(word: str) -> str | None:
     return (stem if len(stem) >= 3 else lowered)[:5]
 
 
-def keys(text: str) -> list[tuple[str, int, int]]:
+@lru_cache(maxsize=8192)
+def keys(text: str) -> tuple[tuple[str, int, int], ...]:
     """(key, start, end) of each word of the text that names something ("A" too, but not as the
-    first word: "Module A", not "A rigid plate")."""
+    first word: "Module A", not "A rigid plate"); cached."""
     found = []
     for match in _WORD.finditer(text):
         word = match.group()
-        if re.fullmatch(r"A(?:['’]s)?", word) and text[:match.start()].strip():
+        if _LETTER_A.fullmatch(word) and text[:match.start()].strip():
             found.append(("a", match.start(), match.end()))
         elif k := key(word):
             found.append((k, match.start(), match.end()))
-    return found
+    return tuple(found)
 
 
 def dates(text: str) -> list[tuple[Date, int, int]]:
@@ -262,10 +265,14 @@ def coordinates_hold(found: tuple[Claim, ...], chunk: str) -> bool:
     a column header ("12 claims open at 24 months for 2022" needs the 12 in 2022's row, under
     "24 months"). A figure is such a coordinate where the label or header is the bare figure or
     shares a word with the figure's own ("at 24 months"; not "12 claims" for "12 months")."""
+    table = [p for p in places(chunk) if p.cell]
+    sentences = [c.sentence for c in found]
+    if not table or len(set(sentences)) == len(sentences):  # no table, or one figure a sentence
+        return True
     coordinates, values = {}, {}
     for claim in found:
         near = {word for word, weight in claim.words if weight >= 0.5}
-        stated = [p for p in places(chunk) if p.cell and _agrees(claim, p)[0]]
+        stated = [p for p in table if _agrees(claim, p)[0]]
         coordinates[claim] = [p.cell for p in stated if (p.cell[1] < 0 or p.cell[2] == 0)
                               and (not p.own or p.own & near)]
         values[claim] = [p.cell for p in stated if p.cell[1] >= 0 and p.cell[2] > 0]
