@@ -37,9 +37,9 @@ def right(text: str, gold: str | None) -> bool:
     """Every figure of the gold answer is in the sentence; without figures, all its words."""
     if gold is None:
         return False
-    figures = NUMBER.findall(gold)
+    figures = [f.replace(",", "") for f in NUMBER.findall(gold)]
     if figures:
-        return all(f in NUMBER.findall(text) for f in figures)
+        return all(f in [n.replace(",", "") for n in NUMBER.findall(text)] for f in figures)
     return normalised(gold) in normalised(text)
 
 

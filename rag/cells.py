@@ -1,28 +1,26 @@
 """Answering a question from table cells (rag/facts.py), with no LLM: a question that names a row
 and a column (or a measure) of one table gets that cell; a blank cell is said to be blank, never
 filled from a neighbour; "which ... highest/lowest" and "how many ..." are computed over the
-table's rows. Only facts of the retrieved documents are read (the user's filters hold), and a
-question that names no cell clearly, or two cells equally, gets None: the normal pipeline answers.
+table's rows. Only facts of the retrieved documents are read (the user's filters hold); a question
+that names no cell clearly, or two cells equally, gets None: the normal pipeline answers.
 
-A label is named by the question when at least `min_share` of its words (outside brackets,
-stop words and units left out) are among the question's words: codes and numbers exactly, other
-words by their start (English endings, Korean particles: "deceleration" holds "decel", "하중은"
-holds "하중"). A code or number the question gives that some candidate table or document holds
-must be held by the answer's own row, column or document ("SI-2024-05" rules out SI-2024-03's
-cells).
+A label is named when `min_share` of its words (no brackets, stop words or unit) are among the
+question's: codes and numbers exactly, other words by their start or stem ("deceleration" names
+"decel", "하중은" names "하중"). A code the question gives that a candidate table or document holds
+must be held by the answer's row, column or document ("SI-2024-05" rules out SI-2024-03's cells).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
 from llama_index.core.schema import NodeWithScore
 
-from rag.facts import Fact, label_unit, value_unit
+from rag.facts import Fact, label_unit, unit_word, value_unit
 from rag.lexical import LexicalIndex
 from rag.text import hangul_script
 
@@ -36,19 +34,15 @@ _STOP = frozenset(
     "value values 값 무엇 얼마 몇 어느 어떤".split())
 # Columns that hold "the" value of a measure named by the row: the default when no column is named.
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
-_MAX_WORDS = ("highest", "largest", "biggest", "greatest", "most", "maximum", "longest", "heaviest",
-              "fastest", "최고", "최대", "최다", "가장 높", "가장 크", "가장 큰", "가장 많",
-              "가장 길", "가장 무거")
-_MIN_WORDS = ("lowest", "smallest", "least", "fewest", "minimum", "shortest", "lightest", "slowest",
-              "최저", "최소", "가장 낮", "가장 작", "가장 적", "가장 짧", "가장 가벼")
-
-
-def _superlative(spellings: Sequence[str]) -> re.Pattern:
-    return re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings), re.IGNORECASE)
-
-
-_MAX, _MIN = _superlative(_MAX_WORDS), _superlative(_MIN_WORDS)
-_WHICH = re.compile(r"^\s*(?:which|what|who)\b|어느|어떤|무엇|누가", re.IGNORECASE)
+_MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)
+              for spellings in ("highest,largest,biggest,greatest,most,maximum,longest,heaviest,fastest,"
+                                "최고,최대,최다,가장 높,가장 크,가장 큰,가장 많,가장 길,가장 무거",
+                                "lowest,smallest,least,fewest,minimum,shortest,lightest,slowest,"
+                                "최저,최소,가장 낮,가장 작,가장 적,가장 짧,가장 가벼"))
+_WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
+_WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
+_WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
+_NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
 _LOCATION = frozenset({"doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr",
                        "document_id", "doc_id", "ref_doc_id"})
@@ -65,7 +59,7 @@ def _code(word: str) -> bool:
 
 
 def _stem(word: str) -> str:
-    stem = _SUFFIX.sub("", word)
+    stem = _SUFFIX.sub("", word).rstrip("e")
     return stem if len(stem) >= 4 else word
 
 
@@ -84,10 +78,13 @@ def _same(label_word: str, question_word: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _content(label: str) -> tuple[str, ...]:
-    """The words of a label that must be named: outside brackets, no stop words, no unit."""
-    unit = label_unit(label)
+    """The words of a label that must be named: outside brackets, no stop words, no unit,
+    currency or scale ("fee_eur_k" is named by "fee")."""
     found = [w for w in words(_BRACKETS.sub(" ", label)) or words(label) if w not in _STOP]
-    return tuple(w for w in found if not (unit and len(found) > 1 and value_unit(f"1 {w}") == unit))
+    money = bool(label_unit(label))
+    while len(found) > 1 and unit_word(found[-1], money):  # the unit ends the label
+        found.pop()
+    return tuple(found)
 
 
 def _named(label: str, question: Sequence[str]) -> tuple[float, float, set[str]]:
@@ -112,12 +109,38 @@ class CellAnswer:
 
 @dataclass(frozen=True)
 class _Table:
+    """One table of a candidate document: its facts, its rows' other names (the cells of its
+    columns of distinct words: a register's names and titles), and the words of its subject (the
+    document's name and header fields, the section, and the values of columns that never change:
+    a triangle's cedent and line)."""
+
     doc: str
     key: str
     facts: tuple[Fact, ...]
-    subject: str  # the document's name, as the sentence calls it
+    aliases: dict[str, tuple[str, ...]]
     subject_words: frozenset[str]
     top: bool  # one of the best-ranked candidate chunks holds part of it
+
+    @classmethod
+    def of(cls, doc: str, key: str, facts: list[Fact], fields: Sequence[str], top: bool) -> _Table:
+        rows = list(dict.fromkeys(f.row for f in facts))
+        columns: dict[str, list[Fact]] = {}
+        for fact in facts:
+            columns.setdefault(fact.column, []).append(fact)
+        constant = [cells[0].value for cells in columns.values()
+                    if len(rows) > 1 and len(cells) == len(rows) and len({c.value for c in cells}) == 1]
+        naming = [cells for cells in columns.values() if len(cells) == len(rows) > 1
+                  and len({c.value for c in cells}) == len(rows) and all(c.number is None and not c.blank
+                                                                          for c in cells)]
+        aliases = {row: (row, *[c.value for cells in naming for c in cells if c.row == row]) for row in rows}
+        stem = doc.rsplit(".", 1)[0]
+        text = " ".join([stem, stem.replace("-", " "), *fields, facts[0].section, *constant])
+        return cls(doc, key, tuple(facts), aliases, frozenset(words(text)), top)
+
+    @property
+    def subject(self) -> str:
+        """The document's name, as a sentence calls it."""
+        return self.doc.rsplit(".", 1)[0]
 
     @property
     def rows(self) -> list[str]:
@@ -126,6 +149,16 @@ class _Table:
     @property
     def columns(self) -> list[str]:
         return list(dict.fromkeys(f.column for f in self.facts))
+
+    def shown(self, row: str) -> str:
+        """A row as a sentence names it: its label, and its first other name ("S-01 (Ingrid Valen)")."""
+        names = self.aliases.get(row, (row,))
+        return _label(row) + (f" ({names[1]})" if len(names) > 1 else "")
+
+    def context(self, fact: Fact) -> set[str]:
+        """The words a question may name a fact by: its row's names, its column, the subject."""
+        names = " ".join(self.aliases.get(fact.row, (fact.row,)))
+        return {*self.subject_words, *words(names), *words(fact.column)}
 
 
 @dataclass
@@ -143,13 +176,12 @@ class CellLookup:
         return cls(store.lexical, section.enabled, section.min_share, section.top_chunks)
 
     def answer(self, question: str, candidates: Sequence[NodeWithScore]) -> CellAnswer | None:
-        if not self.enabled or not candidates:
-            return None
-        tables = self._tables(candidates)
-        if not tables:
-            return None
+        if not self.enabled or not candidates or _WHY.search(question):
+            return None  # a reason is never a cell
         asked = [w for w in words(question) if w not in _STOP]
-        tables = _held_codes(tables, asked)
+        if _WHEN.search(question):
+            asked += ["date", "날짜", "일자"]
+        tables = _held_codes(self._tables(candidates), asked)
         top = [t for t in tables if t.top]
         if not top:
             return None
@@ -158,7 +190,9 @@ class CellLookup:
                         if any(not _in_labels(m.group(), tables) for m in pattern.finditer(question))), None)
         if extreme:
             return ask.extreme(extreme, top)
-        found = ask.cell(tables)
+        noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
+                     if m.group(1).lower() not in _STOP), None)
+        found = ask.cell(tables, noun, bool(_COUNT.search(question)))
         if found is None and _COUNT.search(question):
             return ask.count(top)
         if found is None and _WHICH.search(question):
@@ -169,22 +203,17 @@ class CellLookup:
         """The tables of the candidates' documents, each marked whether one of the `top_chunks`
         best candidates holds a part of it (a table split over chunks counts whole)."""
         nodes = [c.node for c in candidates]
-        docs = list(dict.fromkeys(str(n.metadata.get("doc", "")) for n in nodes))
         top = {n.node_id for n in nodes[: self.top_chunks]}
-        meta = {}
+        meta: dict[str, dict] = {}
         for node in nodes:
             meta.setdefault(str(node.metadata.get("doc", "")), node.metadata)
         grouped: dict[tuple[str, str], list[Fact]] = {}
-        for fact in self.index.facts(docs):
+        for fact in self.index.facts(list(meta)):
             grouped.setdefault((fact.doc, fact.table), []).append(fact)
-        tables = []
-        for (doc, key), facts in grouped.items():
-            fields = [str(v) for k, v in meta[doc].items() if k not in _LOCATION and isinstance(v, str)]
-            subject = doc.rsplit(".", 1)[0]
-            tables.append(_Table(doc, key, tuple(facts), subject,
-                                 frozenset(words(" ".join([subject, *fields, facts[0].section]))),
-                                 bool(top & {f.chunk_id for f in facts})))
-        return tables
+        return [_Table.of(doc, key, facts, [str(v) for k, v in meta[doc].items()
+                                            if k not in _LOCATION and isinstance(v, str)],
+                          bool(top & {f.chunk_id for f in facts}))
+                for (doc, key), facts in grouped.items()]
 
 
 def _in_labels(word: str, tables: Sequence[_Table]) -> bool:
@@ -193,21 +222,25 @@ def _in_labels(word: str, tables: Sequence[_Table]) -> bool:
 
 
 def _held_codes(tables: list[_Table], asked: Sequence[str]) -> list[_Table]:
-    """Each table narrowed to the rows that hold every code or number of the question that some
-    candidate table or document holds (in a row label, column or the document's fields)."""
-    def holds(words_: set[str], code: str) -> bool:
+    """Each table narrowed to the facts that hold every code or number of the question that some
+    candidate table or document holds (in a row's names, its column or the subject); a table whose
+    subject holds another code of the same form (Q3 where Q2 is asked, 2024 where 2023) is out."""
+    def holds(words_: set[str] | frozenset[str], code: str) -> bool:
         return any(_same(w, code) for w in words_)
 
-    def context(table: _Table, fact: Fact) -> set[str]:
-        return set(table.subject_words) | set(words(fact.row)) | set(words(fact.column))
+    def shape(word: str) -> str:
+        return re.sub(r"[a-z]", "a", re.sub(r"\d", "0", word))
 
     codes = [w for w in asked if _code(w)]
-    held = [c for c in codes if any(holds(context(t, f), c) for t in tables for f in t.facts)]
+    held = [c for c in codes if any(holds(t.context(f), c) for t in tables for f in t.facts)]
     narrowed = []
     for table in tables:
-        kept = tuple(f for f in table.facts if all(holds(context(table, f), c) for c in held))
+        if any(not holds(table.subject_words, c) and any(shape(w) == shape(c) for w in table.subject_words)
+               for c in codes if re.search(r"[a-z]", c) or re.fullmatch(r"\d{4}", c)):
+            continue
+        kept = tuple(f for f in table.facts if all(holds(table.context(f), c) for c in held))
         if kept:
-            narrowed.append(_Table(table.doc, table.key, kept, table.subject, table.subject_words, table.top))
+            narrowed.append(replace(table, facts=kept))
     return narrowed
 
 
@@ -228,56 +261,86 @@ class _Question:
     min_share: float
     korean: bool
 
-    def best(self, labels: Sequence[str]) -> list[str]:
-        """The labels named best (ties kept), each with a word the other labels lack."""
+    def best(self, labels: Sequence[str], names: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+        """The labels named best (ties kept), each with a word the other labels lack; a row is
+        named by any of its names."""
+        names = names or {}
         scored = []
         for label in labels:
-            share, plain, hits = _named(label, self.asked)
-            others = [set(_content(other)) for other in labels if other != label]
+            share, plain, hits = max((_named(n, self.asked) for n in names.get(label, (label,))),
+                                     key=lambda named: (*named[:2], len(named[2])))
+            others = [set(_content(n)) for other in labels if other != label
+                      for n in names.get(other, (other,))]
             distinct = not others or any(all(h not in o for o in others) for h in hits)
             if max(share, plain) >= self.min_share and distinct:
-                scored.append(((share, plain), label))
+                scored.append(((share, plain, len(hits)), label))  # more words named: more specific
         top = max((s for s, _ in scored), default=None)
         return [label for s, label in scored if s == top]
 
-    def columns(self, table: _Table) -> list[str]:
-        """The columns the question names, else the table's one generic value column."""
-        named = self.best(table.columns)
+    def columns(self, table: _Table, row: str) -> list[str]:
+        """The columns the question names (not those whose value in this row it states: "the
+        TR-106 Reinsurance structuring course" asks no course), else the one generic column."""
+        stated = {f.column for f in table.facts if f.row == row and f.number is None and not f.blank
+                  and _named(f.value, self.asked)[0] == 1}
+        columns = [c for c in table.columns if c not in stated]
+        named = self.best(columns)
         if named:
             return named
-        generic = [c for c in table.columns if set(words(c)) & _GENERIC]
-        return generic if len(generic) == 1 else (table.columns if len(table.columns) == 1 else [])
+        generic = [c for c in columns if not c or set(words(c)) & _GENERIC]
+        return generic if len(generic) == 1 else (columns if len(columns) == 1 else [])
 
-    def cell(self, tables: Sequence[_Table]) -> CellAnswer | None:
-        """The cell of the one row and column named; None when candidate tables give two values."""
-        picked: list[tuple[_Table, Fact]] = []
+    def subject_hits(self, table: _Table, tables: Sequence[_Table]) -> int:
+        """How many of the question's words name this table's subject and not every table's."""
+        return sum(any(_same(w, q) for w in table.subject_words) and not all(
+            any(_same(w, q) for w in t.subject_words) for t in tables) for q in self.asked)
+
+    def cell(self, tables: Sequence[_Table], noun: str | None, count: bool) -> CellAnswer | None:
+        """The cell of the one row and column named, in the tables whose subject the question names
+        best; None when those give two values, or when the question asks for a thing its row and
+        column do not name ("in which office is the lead": not the lead)."""
+        picked: list[tuple[int, _Table, Fact]] = []
         for table in tables:
-            rows, columns = self.best(table.rows), self.columns(table)
-            if len(rows) == 1 and len(columns) == 1:
-                picked += [(table, f) for f in table.facts if f.row == rows[0] and f.column == columns[0]]
-        if len({(f.value, f.unit) for _, f in picked}) != 1:
+            rows = self.best(table.rows, table.aliases)
+            columns = self.columns(table, rows[0]) if len(rows) == 1 else []
+            if len(columns) == 1:
+                picked += [(self.subject_hits(table, tables), table, f) for f in table.facts
+                           if f.row == rows[0] and f.column == columns[0]]
+        most = max((hits for hits, _, _ in picked), default=0)
+        picked = [(hits, table, f) for hits, table, f in picked if hits == most]
+        if len({(f.value, f.unit) for _, _, f in picked}) != 1:
             return None  # none, or two cells that differ: the normal pipeline answers
-        picked = [(table, f) for table, f in picked if table.top]
+        picked = [(hits, table, f) for hits, table, f in picked if table.top]
         if not picked:
             return None
-        table, fact = picked[0]
+        _, table, fact = picked[0]
+        if count and not fact.blank and fact.number is None:
+            return None  # "how many" is answered by a figure
+        if noun and not any(_same(w, noun) for w in table.context(fact) - table.subject_words):
+            return None
         row, column, subject = _label(fact.row), fact.column, table.subject
-        facts = tuple(f for _, f in picked)
+        facts = tuple(f for _, _, f in picked)
         if fact.blank:
             text = (f"표에는 {subject}의 {row} {column} 값이 없습니다." if self.korean
-                    else f"The table gives no value for {column} of {row} in {subject}.")
+                    else f"The table gives no value for {column or row} of {row} in {subject}.")
             return CellAnswer("blank", text, facts)
-        named = row if set(words(column)) & _GENERIC else f"{row} ({column})"
+        named = row if not column or set(words(column)) & _GENERIC else f"{row} ({column})"
         text = (f"{subject}의 {named} 값은 {_shown(fact)}입니다." if self.korean
                 else f"In {subject}, {named} is {_shown(fact)}.")
         return CellAnswer("cell", text, facts)
 
     def extreme(self, kind: Literal["max", "min"], tables: Sequence[_Table]) -> CellAnswer | None:
-        """The row of the highest (lowest) figure in the column the question names, in one table."""
+        """The row of the highest (lowest) figure in the column the question names, in one table,
+        among the rows holding a value the question names ("which Karrow engagement") if any;
+        None when the question names a row itself (it asks about that row, not for one)."""
         found = []
         for table in tables:
             columns = self.best(table.columns)
-            cells = [f for f in table.facts if columns == [f.column] and f.number is not None]
+            if len(columns) != 1 or self.best(table.rows, table.aliases):
+                continue
+            chosen = {f.row for _, column, cells in self.value_matches([table]) if column != columns[0]
+                      for f in cells}
+            cells = [f for f in table.facts if f.column == columns[0] and f.number is not None
+                     and (not chosen or f.row in chosen)]
             if len({f.row for f in cells}) >= 2:
                 found.append((table, cells))
         if len(found) != 1:
@@ -288,23 +351,24 @@ class _Question:
         if len(top) > 1:
             return None
         fact = top[0]
+        row = table.shown(fact.row)
         if self.korean:
             word = "가장 높은" if kind == "max" else "가장 낮은"
-            text = (f"{table.subject}에서 {fact.column} 값이 {word} 것은 "
-                    f"{_label(fact.row)}({_shown(fact)})입니다.")
+            text = f"{table.subject}에서 {fact.column} 값이 {word} 것은 {row}({_shown(fact)})입니다."
         else:
             word = "highest" if kind == "max" else "lowest"
-            text = f"In {table.subject}, {_label(fact.row)} has the {word} {fact.column}: {_shown(fact)}."
+            text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact)}."
         return CellAnswer(kind, text, (fact,))
 
     def value_matches(self, tables: Sequence[_Table]) -> list[tuple[_Table, str, list[Fact]]]:
         """Per table, the one column whose word values the question names (a named column first),
         with the cells holding a named value: "failed" names the result "fail"."""
         found = []
-        for table in tables:
+        for table in (t for t in tables if len(t.rows) > 1):
             by_column: dict[str, list[Fact]] = {}
-            for fact in table.facts:
-                if fact.number is None and not fact.blank and _named(fact.value, self.asked)[0] == 1:
+            for fact in table.facts:  # words, in a column (a JSON key of its own has none)
+                if (fact.column and fact.number is None and not fact.blank
+                        and _named(fact.value, self.asked)[0] == 1):
                     by_column.setdefault(fact.column, []).append(fact)
             columns = [c for c in self.best(table.columns) if c in by_column] or list(by_column)
             if len(columns) == 1:
@@ -317,7 +381,7 @@ class _Question:
         if len(found) != 1 or len({f.value.lower() for f in found[0][2]}) != 1:
             return None
         table, column, cells = found[0]
-        value, n, rows = cells[0].value, len(cells), ", ".join(_label(f.row) for f in cells)
+        value, n, rows = cells[0].value, len(cells), ", ".join(table.shown(f.row) for f in cells)
         text = (f"{table.subject}에서 {column} 값이 {value}인 행은 {n}개입니다 ({rows})." if self.korean
                 else f"In {table.subject}, {n} row{'s' * (n != 1)} {'have' if n != 1 else 'has'} "
                      f"{column} {value}: {rows}.")
@@ -326,11 +390,11 @@ class _Question:
     def select(self, tables: Sequence[_Table]) -> CellAnswer | None:
         """"Which test failed?": the one row holding the value the question names, in a table none
         of whose rows the question names ("which region is RO-2024-02 for" asks for no row)."""
-        found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows)]
+        found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows, hit[0].aliases)]
         if len(found) != 1 or len(found[0][2]) != 1:
             return None
         table, column, (fact,) = found[0]
-        row = _label(fact.row)
+        row = table.shown(fact.row)
         text = (f"{table.subject}에서 {column} 값이 {fact.value}인 것은 {row}입니다." if self.korean
                 else f"In {table.subject}, {row} has {column} {fact.value}.")
         return CellAnswer("cell", text, (fact,))

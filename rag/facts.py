@@ -23,9 +23,9 @@ from dataclasses import astuple, dataclass
 from llama_index.core.schema import BaseNode, MetadataMode
 
 from rag.text import markdown_tables
-from rag.units import figures, value
+from rag.units import CURRENCIES, SCALES, figures, value
 
-FACTS_VERSION = 1  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
+FACTS_VERSION = 2  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
 
 FACTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -39,9 +39,11 @@ CREATE INDEX IF NOT EXISTS facts_doc ON facts (doc);
 BLANKS = frozenset({"", "-", "–", "—", "n/a", "na", "none", "null", "nan"})
 _KEY_VALUE = re.compile(r"^\s*([^:|]{1,80}?)\s*:\s+(.+?)\s*$")
 _KEY_PATH = re.compile(r"^[\w\[\]-]+(?:\.[\w\[\]-]+)+$")  # a JSON key path: "programme.lead"
+_KEY = re.compile(r"^[\w-]+$")
 _PLAIN_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 _CURRENCY = re.compile(r"^(?:[$€£¥₩]|EUR|USD|KRW|GBP|JPY)\s*|\s*(?:[$€£¥₩]|EUR|USD|KRW|GBP|JPY|원)$", re.I)
 _PARENTHESIS = re.compile(r"[(\[]([^)\]]{1,20})[)\]]")
+_MONEY = {spelling.lower(): code for code, spellings in CURRENCIES.items() for spelling in spellings}
 
 
 @dataclass(frozen=True)
@@ -67,12 +69,38 @@ class Fact:
         return self.value.strip().lower() in BLANKS
 
 
+def unit_word(word: str, money: bool = False) -> str:
+    """The unit, currency or scale a label's word is ("mm", "eur", "thousand", "pct"), else "";
+    "m" and "k" are scales only beside a currency ("eur_m"), "m" alone is metres."""
+    lowered = word.lower()
+    if any(c.isdigit() for c in word):
+        return ""
+    if lowered in _MONEY:
+        return _MONEY[lowered]
+    if lowered in ("pct", "percent", "%"):
+        return "%"
+    if lowered in SCALES and (money or len(lowered) > 2):
+        return lowered
+    return next((unit for _, unit, _ in figures(f"1 {word}") if unit), "")
+
+
 def label_unit(label: str) -> str:
-    """The unit a row label or column header names for its figures: in brackets ("(mm)") or as
-    its last word ("speed_kmh", "Force kN"); "" when none ("status_12m" holds a figure, not a unit)."""
-    words = re.split(r"[\s_]+", label.strip())
-    named = [*_PARENTHESIS.findall(label), words[-1] if len(words) > 1 else ""]
-    return next((unit for spelling in named for _, unit, _ in figures(f"1 {spelling.strip()}") if unit), "")
+    """The unit a row label or column header names for its figures, as it names it: its words in
+    brackets ("(mm)", "(EUR thousand)") or its last words ("speed_kmh", "fee_eur_k", "Force kN");
+    "" when none ("status_12m" holds a figure, not a unit)."""
+    parts = [(part, True) for part in _PARENTHESIS.findall(label)] + [(_PARENTHESIS.sub(" ", label), False)]
+    for part, bracketed in parts:
+        words = [w for w in re.split(r"[\s_]+", part.strip()) if w]
+        money = any(w.lower() in _MONEY for w in words)
+        tail: list[str] = []
+        for word in reversed(words):
+            unit = unit_word(word, money)
+            if not unit:
+                break
+            tail.insert(0, unit)
+        if tail and (bracketed or len(tail) < len(words)):
+            return " ".join(tail)
+    return ""
 
 
 def value_unit(cell: str) -> str:
@@ -97,13 +125,13 @@ def number_of(text: str) -> float | None:
 
 
 def _label_column(rows: Sequence[Sequence[str]]) -> int:
-    """The column that names the rows: the first when its cells are all filled and distinct, else
-    the first whose cells are mostly words, else the first."""
+    """The column that names the rows: the first whose cells are all filled and distinct (an id,
+    a year: a triangle's cedent and line repeat), else the first whose cells are mostly words."""
     width = max(len(row) for row in rows)
     columns = [[row[i] if i < len(row) else "" for row in rows] for i in range(width)]
-    first = columns[0]
-    if all(c.strip().lower() not in BLANKS for c in first) and len(set(first)) == len(first):
-        return 0
+    for i, column in enumerate(columns):
+        if all(c.strip().lower() not in BLANKS for c in column) and len(set(column)) == len(column):
+            return i
     for i, column in enumerate(columns):
         if sum(number_of(c) is None and c.strip().lower() not in BLANKS for c in column) * 2 > len(column):
             return i
@@ -144,13 +172,15 @@ def _table_facts(node: BaseNode, header: list[str], rows: list[list[str]]) -> li
 
 def _key_path_facts(node: BaseNode, text: str) -> list[Fact]:
     """JSON's scalar fields, written `path.to.key: value` (ingestion/plain.py): row = the path
-    above the key, column = the key."""
+    above the key, column = the key; a top-level key of a JSON document is a row of its own."""
+    json_document = str(node.metadata.get("doc", "")).lower().endswith(".json")
     found = []
     for line in text.splitlines():
         match = _KEY_VALUE.match(line)
-        if match and _KEY_PATH.match(match.group(1)):
+        if match and (_KEY_PATH.match(match.group(1)) or (json_document and _KEY.match(match.group(1)))):
             path, _, key = match.group(1).rpartition(".")
-            found.append(_fact(node, "#" + path.split(".")[0], path, key, match.group(2), key))
+            row, column = (path, key) if path else (key, "")
+            found.append(_fact(node, "#" + path.split(".")[0], row, column, match.group(2), key))
     return found
 
 
