@@ -4,10 +4,9 @@ filled from a neighbour; "which ... highest/lowest" and "how many ..." are compu
 table's rows. Only facts of the retrieved documents are read (the user's filters hold); a question
 that names no cell clearly, or two cells equally, gets None: the normal pipeline answers.
 
-A label is named when `min_share` of its words (no brackets, stop words or unit) are among the
-question's: codes and numbers exactly, other words by their start or stem ("deceleration" names
-"decel", "하중은" names "하중"). A code the question gives that a candidate table or document holds
-must be held by the answer's row, column or document ("SI-2024-05" rules out SI-2024-03's cells).
+A label is named when `min_share` of its words are among the question's (rag/labels.py). A code
+the question gives that a candidate table or document holds must be held by the answer's row,
+column or document ("SI-2024-05" rules out SI-2024-03's cells).
 """
 
 from __future__ import annotations
@@ -15,23 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Literal
 
 from llama_index.core.schema import NodeWithScore
 
-from rag.facts import Fact, label_unit, unit_word, value_unit
+from rag.facts import Fact, value_unit
+from rag.labels import BRACKETS, STOP, content, is_code, named, same, words
 from rag.lexical import LexicalIndex
 from rag.text import hangul_script
 
-_WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7a3]+")
-_AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
-_SUFFIX = re.compile(r"(?:ations?|ions?|ing|ed|es|s)$")  # "calibrated" and "calibration" meet
-_BRACKETS = re.compile(r"[(\[][^)\]]*[)\]]")
-_STOP = frozenset(
-    "a an the of in on at for to by with from and or is are was were be been did does do has have had "
-    "what which who whom whose when where how many much its it this that these those there per all any "
-    "value values 값 무엇 얼마 몇 어느 어떤".split())
 # Columns that hold "the" value of a measure named by the row: the default when no column is named.
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
 _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)
@@ -46,55 +37,6 @@ _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
 _LOCATION = frozenset({"doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr",
                        "document_id", "doc_id", "ref_doc_id"})
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased words, codes ("sl-05", "ft-2024-07") and numbers ("19.4") of a text; "_" separates,
-    and so does a hyphen after a number ("36-month" is "36 month")."""
-    return [w.lower() for w in _WORD.findall(_AFTER_NUMBER.sub(r"\1 ", text.replace("_", " ")))]
-
-
-def _code(word: str) -> bool:
-    return any(c.isdigit() for c in word)
-
-
-def _stem(word: str) -> str:
-    stem = _SUFFIX.sub("", word).rstrip("e")
-    return stem if len(stem) >= 4 else word
-
-
-def _same(label_word: str, question_word: str) -> bool:
-    if label_word == question_word or label_word.replace("-", "") == question_word.replace("-", ""):
-        return True
-    if question_word.isdigit() and re.fullmatch(rf"{question_word}[a-z]+", label_word):
-        return True  # "24" names the column "24m"
-    if _code(label_word) or _code(question_word):
-        return False
-    if hangul_script(label_word):  # a particle may follow: "하중은" names "하중"
-        return len(label_word) >= 2 and question_word.startswith(label_word)
-    return len(label_word) >= 3 and (question_word.startswith(label_word)
-                                     or _stem(question_word) == _stem(label_word))
-
-
-@lru_cache(maxsize=4096)
-def _content(label: str) -> tuple[str, ...]:
-    """The words of a label that must be named: outside brackets, no stop words, no unit,
-    currency or scale ("fee_eur_k" is named by "fee")."""
-    found = [w for w in words(_BRACKETS.sub(" ", label)) or words(label) if w not in _STOP]
-    money = bool(label_unit(label))
-    while len(found) > 1 and unit_word(found[-1], money):  # the unit ends the label
-        found.pop()
-    return tuple(found)
-
-
-def _named(label: str, question: Sequence[str]) -> tuple[float, float, set[str]]:
-    """The share of the label's words the question holds, the share of its words that are no
-    code ("WorldSID" names "WorldSID 50M" when no other row is WorldSID), and the words held."""
-    content = _content(label)
-    hits = {w for w in content if any(_same(w, q) for q in question)}
-    plain = [w for w in content if not _code(w)]
-    return ((len(hits) / len(content) if content else 0.0),
-            (len(hits & set(plain)) / len(plain) if plain else 0.0), hits)
 
 
 @dataclass(frozen=True)
@@ -119,6 +61,7 @@ class _Table:
     facts: tuple[Fact, ...]
     aliases: dict[str, tuple[str, ...]]
     subject_words: frozenset[str]
+    name_words: frozenset[str]  # of the document's name alone
     top: bool  # one of the best-ranked candidate chunks holds part of it
 
     @classmethod
@@ -133,9 +76,11 @@ class _Table:
                   and len({c.value for c in cells}) == len(rows) and all(c.number is None and not c.blank
                                                                           for c in cells)]
         aliases = {row: (row, *[c.value for cells in naming for c in cells if c.row == row]) for row in rows}
-        stem = doc.rsplit(".", 1)[0]
-        text = " ".join([stem, stem.replace("-", " "), *fields, facts[0].section, *constant])
-        return cls(doc, key, tuple(facts), aliases, frozenset(words(text)), top)
+        name = doc.rsplit(".", 1)[0]
+        name = f"{name} {name.replace('-', ' ')}"
+        return cls(doc, key, tuple(facts), aliases, frozenset(words(" ".join([name, *fields, facts[0].section,
+                                                                             *constant]))),
+                   frozenset(words(name)), top)
 
     @property
     def subject(self) -> str:
@@ -178,7 +123,7 @@ class CellLookup:
     def answer(self, question: str, candidates: Sequence[NodeWithScore]) -> CellAnswer | None:
         if not self.enabled or not candidates or _WHY.search(question):
             return None  # a reason is never a cell
-        asked = [w for w in words(question) if w not in _STOP]
+        asked = [w for w in words(question) if w not in STOP]
         if _WHEN.search(question):
             asked += ["date", "날짜", "일자"]
         tables = _held_codes(self._tables(candidates), asked)
@@ -186,12 +131,14 @@ class CellLookup:
         if not top:
             return None
         ask = _Question(tuple(asked), self.min_share, hangul_script(question))
-        extreme = next((kind for kind, pattern in (("max", _MAX), ("min", _MIN))
-                        if any(not _in_labels(m.group(), tables) for m in pattern.finditer(question))), None)
+        labels = [label.lower() for t in tables for label in (*t.rows, *t.columns)]
+        extreme = next((kind for kind, pattern in (("max", _MAX), ("min", _MIN))  # not a label's: "최대 하중"
+                        if any(all(m.group() not in label for label in labels)
+                               for m in pattern.finditer(question))), None)
         if extreme:
             return ask.extreme(extreme, top)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
-                     if m.group(1).lower() not in _STOP), None)
+                     if m.group(1).lower() not in STOP), None)
         found = ask.cell(tables, noun, bool(_COUNT.search(question)))
         if found is None and _COUNT.search(question):
             return ask.count(top)
@@ -216,22 +163,17 @@ class CellLookup:
                 for (doc, key), facts in grouped.items()]
 
 
-def _in_labels(word: str, tables: Sequence[_Table]) -> bool:
-    """A superlative that is part of a label ("최대 하중": peak load) is no comparison."""
-    return any(word in label.lower() for t in tables for label in (*t.rows, *t.columns))
-
-
 def _held_codes(tables: list[_Table], asked: Sequence[str]) -> list[_Table]:
     """Each table narrowed to the facts that hold every code or number of the question that some
     candidate table or document holds (in a row's names, its column or the subject); a table whose
     subject holds another code of the same form (Q3 where Q2 is asked, 2024 where 2023) is out."""
     def holds(words_: set[str] | frozenset[str], code: str) -> bool:
-        return any(_same(w, code) for w in words_)
+        return any(same(w, code) for w in words_)
 
     def shape(word: str) -> str:
         return re.sub(r"[a-z]", "a", re.sub(r"\d", "0", word))
 
-    codes = [w for w in asked if _code(w)]
+    codes = [w for w in asked if is_code(w)]
     held = [c for c in codes if any(holds(t.context(f), c) for t in tables for f in t.facts)]
     narrowed = []
     for table in tables:
@@ -250,7 +192,7 @@ def _shown(fact: Fact) -> str:
 
 
 def _label(text: str) -> str:
-    return _BRACKETS.sub("", text).strip() or text
+    return BRACKETS.sub("", text).strip() or text
 
 
 @dataclass(frozen=True)
@@ -267,9 +209,9 @@ class _Question:
         names = names or {}
         scored = []
         for label in labels:
-            share, plain, hits = max((_named(n, self.asked) for n in names.get(label, (label,))),
+            share, plain, hits = max((named(n, self.asked) for n in names.get(label, (label,))),
                                      key=lambda named: (*named[:2], len(named[2])))
-            others = [set(_content(n)) for other in labels if other != label
+            others = [set(content(n)) for other in labels if other != label
                       for n in names.get(other, (other,))]
             distinct = not others or any(all(h not in o for o in others) for h in hits)
             if max(share, plain) >= self.min_share and distinct:
@@ -281,18 +223,21 @@ class _Question:
         """The columns the question names (not those whose value in this row it states: "the
         TR-106 Reinsurance structuring course" asks no course), else the one generic column."""
         stated = {f.column for f in table.facts if f.row == row and f.number is None and not f.blank
-                  and _named(f.value, self.asked)[0] == 1}
+                  and named(f.value, self.asked)[0] == 1}
         columns = [c for c in table.columns if c not in stated]
-        named = self.best(columns)
-        if named:
-            return named
+        chosen = self.best(columns)
+        if chosen:
+            return chosen
         generic = [c for c in columns if not c or set(words(c)) & _GENERIC]
         return generic if len(generic) == 1 else (columns if len(columns) == 1 else [])
 
     def subject_hits(self, table: _Table, tables: Sequence[_Table]) -> int:
-        """How many of the question's words name this table's subject and not every table's."""
-        return sum(any(_same(w, q) for w in table.subject_words) and not all(
-            any(_same(w, q) for w in t.subject_words) for t in tables) for q in self.asked)
+        """How many of the question's words name this table's subject, and its document's name
+        (counted again), and not every table's."""
+        def holds(t: _Table, q: str, name: bool) -> bool:
+            return any(same(w, q) for w in (t.name_words if name else t.subject_words))
+        return sum(holds(table, q, name) and not all(holds(t, q, name) for t in tables)
+                   for q in self.asked for name in (False, True))
 
     def cell(self, tables: Sequence[_Table], noun: str | None, count: bool) -> CellAnswer | None:
         """The cell of the one row and column named, in the tables whose subject the question names
@@ -315,7 +260,7 @@ class _Question:
         _, table, fact = picked[0]
         if count and not fact.blank and fact.number is None:
             return None  # "how many" is answered by a figure
-        if noun and not any(_same(w, noun) for w in table.context(fact) - table.subject_words):
+        if noun and not any(same(w, noun) for w in table.context(fact) - table.subject_words):
             return None
         row, column, subject = _label(fact.row), fact.column, table.subject
         facts = tuple(f for _, _, f in picked)
@@ -323,9 +268,9 @@ class _Question:
             text = (f"표에는 {subject}의 {row} {column} 값이 없습니다." if self.korean
                     else f"The table gives no value for {column or row} of {row} in {subject}.")
             return CellAnswer("blank", text, facts)
-        named = row if not column or set(words(column)) & _GENERIC else f"{row} ({column})"
-        text = (f"{subject}의 {named} 값은 {_shown(fact)}입니다." if self.korean
-                else f"In {subject}, {named} is {_shown(fact)}.")
+        cell = row if not column or set(words(column)) & _GENERIC else f"{row} ({column})"
+        text = (f"{subject}의 {cell} 값은 {_shown(fact)}입니다." if self.korean
+                else f"In {subject}, {cell} is {_shown(fact)}.")
         return CellAnswer("cell", text, facts)
 
     def extreme(self, kind: Literal["max", "min"], tables: Sequence[_Table]) -> CellAnswer | None:
@@ -368,7 +313,7 @@ class _Question:
             by_column: dict[str, list[Fact]] = {}
             for fact in table.facts:  # words, in a column (a JSON key of its own has none)
                 if (fact.column and fact.number is None and not fact.blank
-                        and _named(fact.value, self.asked)[0] == 1):
+                        and named(fact.value, self.asked)[0] == 1):
                     by_column.setdefault(fact.column, []).append(fact)
             columns = [c for c in self.best(table.columns) if c in by_column] or list(by_column)
             if len(columns) == 1:

@@ -1,0 +1,75 @@
+"""How a question names a table's labels (rag/cells.py): its words, codes and numbers, and the
+share of a row label's or column header's words it holds. Codes and numbers match exactly (a
+hyphen aside: "SL05" is "SL-05"; "24" names "24m"); other words by their start or stem, so English
+endings and Korean particles do not matter ("deceleration" names "decel", "calibrated" names
+"calibration", "하중은" names "하중"); a label's unit, currency or scale need not be named
+("fee_eur_k" is named by "fee")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from rag.facts import label_unit, unit_word
+from rag.text import hangul_script
+
+_WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7a3]+")
+_AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
+_SUFFIX = re.compile(r"(?:ations?|ions?|ing|ed|es|s)$")  # "calibrated" and "calibration" meet
+BRACKETS = re.compile(r"[(\[][^)\]]*[)\]]")
+STOP = frozenset(
+    "a an the of in on at for to by with from and or is are was were be been did does do has have had "
+    "what which who whom whose when where how many much its it this that these those there per all any "
+    "value values 값 무엇 얼마 몇 어느 어떤".split())
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words, codes ("sl-05", "ft-2024-07") and numbers ("19.4") of a text; "_" separates,
+    and so does a hyphen after a number ("36-month" is "36 month")."""
+    return [w.lower() for w in _WORD.findall(_AFTER_NUMBER.sub(r"\1 ", text.replace("_", " ")))]
+
+
+def is_code(word: str) -> bool:
+    return any(c.isdigit() for c in word)
+
+
+def _stem(word: str) -> str:
+    stem = _SUFFIX.sub("", word).rstrip("e")
+    return stem if len(stem) >= 4 else word
+
+
+def same(label_word: str, question_word: str) -> bool:
+    """Whether a question's word names a label's word: codes and numbers exactly (a hyphen aside),
+    other words by their start or stem."""
+    if label_word == question_word or label_word.replace("-", "") == question_word.replace("-", ""):
+        return True
+    if question_word.isdigit() and re.fullmatch(rf"{question_word}[a-z]+", label_word):
+        return True  # "24" names the column "24m"
+    if is_code(label_word) or is_code(question_word):
+        return False
+    if hangul_script(label_word):  # a particle may follow: "하중은" names "하중"
+        return len(label_word) >= 2 and question_word.startswith(label_word)
+    return len(label_word) >= 3 and (question_word.startswith(label_word)
+                                     or _stem(question_word) == _stem(label_word))
+
+
+@lru_cache(maxsize=4096)
+def content(label: str) -> tuple[str, ...]:
+    """The words of a label that must be named: outside brackets, no stop words, no unit,
+    currency or scale ("fee_eur_k" is named by "fee")."""
+    found = [w for w in words(BRACKETS.sub(" ", label)) or words(label) if w not in STOP]
+    money = bool(label_unit(label))
+    while len(found) > 1 and unit_word(found[-1], money):  # the unit ends the label
+        found.pop()
+    return tuple(found)
+
+
+def named(label: str, question: Sequence[str]) -> tuple[float, float, set[str]]:
+    """The share of the label's words the question holds, the share of its words that are no
+    code ("WorldSID" names "WorldSID 50M" when no other row is WorldSID), and the words held."""
+    needed = content(label)
+    hits = {w for w in needed if any(same(w, q) for q in question)}
+    plain = [w for w in needed if not is_code(w)]
+    return ((len(hits) / len(needed) if needed else 0.0),
+            (len(hits & set(plain)) / len(plain) if plain else 0.0), hits)
