@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from llama_index.core.schema import NodeWithScore
+from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.facts import Fact, value_unit
 from rag.labels import BRACKETS, STOP, content, is_code, named, same, words
 from rag.lexical import LexicalIndex
-from rag.text import hangul_script
+from rag.text import hangul_script, split_sentences
 
 # Columns that hold "the" value of a measure named by the row: the default when no column is named.
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
@@ -34,6 +34,7 @@ _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
 _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
+_KEY_LINE = re.compile(r"^[\w\[\]-]+(?:[._][\w\[\]-]+)*:\s")  # a JSON field's line ("clauses.hours: 72")
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
 _LOCATION = frozenset({"doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr",
                        "document_id", "doc_id", "ref_doc_id"})
@@ -100,10 +101,10 @@ class _Table:
         names = self.aliases.get(row, (row,))
         return _label(row) + (f" ({names[1]})" if len(names) > 1 else "")
 
-    def context(self, fact: Fact) -> set[str]:
+    def context(self, fact: Fact, subject: bool = True) -> set[str]:
         """The words a question may name a fact by: its row's names, its column, the subject."""
         names = " ".join(self.aliases.get(fact.row, (fact.row,)))
-        return {*self.subject_words, *words(names), *words(fact.column)}
+        return {*(self.subject_words if subject else ()), *words(names), *words(fact.column)}
 
 
 @dataclass
@@ -140,6 +141,9 @@ class CellLookup:
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).lower() not in STOP), None)
         found = ask.cell(tables, noun, bool(_COUNT.search(question)))
+        if found and found.kind == "cell" and _contradicted(found.facts[0], candidates,
+                                                                [w for w in asked if is_code(w)]):
+            return None  # another document gives another figure: the pipeline shows both
         if found is None and _COUNT.search(question):
             return ask.count(top)
         if found is None and _WHICH.search(question):
@@ -170,20 +174,50 @@ def _held_codes(tables: list[_Table], asked: Sequence[str]) -> list[_Table]:
     def holds(words_: set[str] | frozenset[str], code: str) -> bool:
         return any(same(w, code) for w in words_)
 
-    def shape(word: str) -> str:
-        return re.sub(r"[a-z]", "a", re.sub(r"\d", "0", word))
 
     codes = [w for w in asked if is_code(w)]
     held = [c for c in codes if any(holds(t.context(f), c) for t in tables for f in t.facts)]
     narrowed = []
     for table in tables:
-        if any(not holds(table.subject_words, c) and any(shape(w) == shape(c) for w in table.subject_words)
-               for c in codes if re.search(r"[a-z]", c) or re.fullmatch(r"\d{4}", c)):
+        if _rules_out(table.subject_words, codes):
             continue
         kept = tuple(f for f in table.facts if all(holds(table.context(f), c) for c in held))
         if kept:
             narrowed.append(replace(table, facts=kept))
     return narrowed
+
+
+def _rules_out(subject: frozenset[str] | set[str], codes: Sequence[str]) -> bool:
+    """Whether a subject holds, instead of a code of the question, another of its form (Q3 where Q2
+    is asked, SI-2024-05 where SI-2024-03, 2024 where 2023)."""
+    def shape(word: str) -> str:
+        return re.sub(r"[a-z]", "a", re.sub(r"\d", "0", word))
+
+    return any(not any(same(w, c) for w in subject) and any(shape(w) == shape(c) for w in subject)
+               for c in codes if re.search(r"[a-z]", c) or re.fullmatch(r"\d{4}", c))
+
+
+def _contradicted(fact: Fact, candidates: Sequence[NodeWithScore], codes: Sequence[str]) -> bool:
+    """Whether a sentence of prose of another candidate document (not one the question's codes rule
+    out) names the cell's row and column and gives figures, none of them the cell's ("Hamburg
+    (opened in 2017)" against a table's 2016). Other tables' cells were weighed by `cell` already."""
+    if fact.number is None:
+        return False
+    needed = [*content(fact.row), *(content(fact.column) if fact.column else ())]
+    for node in (c.node for c in candidates if c.node.metadata.get("doc") != fact.doc):
+        name = str(node.metadata.get("doc", ""))
+        stem = name.rsplit(".", 1)[0]
+        if _rules_out(frozenset(words(f"{stem} {stem.replace('-', ' ')}")), codes):
+            continue
+        for sentence in split_sentences(node.get_content(metadata_mode=MetadataMode.NONE)):
+            if "|" in sentence or (name.lower().endswith(".json") and _KEY_LINE.match(sentence)):
+                continue
+            said = words(sentence)
+            figures = {w.replace(",", "") for w in said if w.replace(",", "").replace(".", "").isdigit()}
+            if (figures and fact.value.replace(",", "") not in figures
+                    and all(any(same(w, q) for q in said) for w in needed)):
+                return True
+    return False
 
 
 def _shown(fact: Fact) -> str:
@@ -260,7 +294,7 @@ class _Question:
         _, table, fact = picked[0]
         if count and not fact.blank and fact.number is None:
             return None  # "how many" is answered by a figure
-        if noun and not any(same(w, noun) for w in table.context(fact) - table.subject_words):
+        if noun and not any(same(w, noun) for w in table.context(fact, subject=False)):
             return None
         row, column, subject = _label(fact.row), fact.column, table.subject
         facts = tuple(f for _, _, f in picked)

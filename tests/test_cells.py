@@ -83,3 +83,20 @@ def test_no_cell_named_no_answer_and_facts_off(tables):
     assert ask(tables, "Who handles the claims of Nordlys?") is None  # two rows: no one cell
     assert ask(tables, "What is the reinsurance retention of the programme?") is None
     assert ask(tables, "What is the incurred amount of claim CL-2023-004?", enabled=False) is None
+
+
+def test_prose_of_another_document_that_gives_another_figure_leaves_it_to_the_pipeline(tables):
+    """A cell another retrieved document contradicts in prose is not answered from the table."""
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    settings, candidates = tables
+    question = "What was the paid amount for accident year 2020 at 36 months?"
+    found = candidates(question)
+    lookup = CellLookup.from_settings(settings, Store(settings))
+    assert "801" in lookup.answer(question, found).text
+    memo = TextNode(text="Accident year 2020 stood at 795 paid at 36 months after the restatement.",
+                    metadata={"doc": "restatement-memo.md"})
+    assert lookup.answer(question, [*found, NodeWithScore(node=memo, score=0.1)]) is None
+    agreeing = TextNode(text="Accident year 2020 stood at 801 paid at 36 months.",
+                        metadata={"doc": "memo.md"})
+    assert "801" in lookup.answer(question, [*found, NodeWithScore(node=agreeing, score=0.1)]).text
