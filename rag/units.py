@@ -77,8 +77,9 @@ def _alternation(spellings) -> str:
 _ALTERNATION = _alternation(_SPELLING)
 _PLAIN = r"\d+(?:[.,]\d+)*(?!\d)"
 _KOREAN_PART = r"\d+(?:[.,]\d+)*(?:[십백천]?[만억조]|[백천])"
-# A number standing alone: not part of a code ("HIC15", "FT-2024-07", "ES-2re").
-_NUMBER = rf"(?<![\w.,])(?<!\w-)(?:{_KOREAN_PART}(?:\s?{_KOREAN_PART})*|{_PLAIN})"
+# A number standing alone: not part of a code ("HIC15", "FT-2024-07", "ES-2re"); Korean glues
+# a number to its word ("약3억"), and 제 makes it an ordinal ("제1조": article 1, not a trillion).
+_NUMBER = rf"(?<![A-Za-z0-9_.,])(?<![A-Za-z0-9]-)(?:(?<!제){_KOREAN_PART}(?:\s?{_KOREAN_PART})*|{_PLAIN})"
 # A unit ends where a Latin word would go on; a Korean particle may follow a unit ("438초 만에",
 # "3.1 kN이었다"), but not every syllable after 초 or 분 is one ("초과": exceeding, "분의": a fraction).
 _UNIT_END = r"(?![A-Za-z0-9]|(?<=초)과|(?<=분)의)"

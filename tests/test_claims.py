@@ -94,6 +94,7 @@ def test_a_cell_stands_in_the_row_and_column_the_sentence_names(segment, backed)
     ("현장 점검은 신고 후 4분 이내에 시작한다.", BUDGET, False),  # a changed unit
     ("모듈 B의 전압 강하는 1.4 V였다.", BATTERY, True),  # across scripts the figure decides
     ("모듈 B의 전압 강하는 1.4 mm였다.", BATTERY, False),
+    ("Article 1 says Korea is a democratic republic.", "제1조 ① 대한민국은 민주공화국이다.", True),  # not 1조
 ])
 def test_korean_amounts_and_units(segment, chunk, backed):
     assert claims_backed(segment, chunk) is backed
