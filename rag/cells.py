@@ -238,8 +238,8 @@ class _Question:
     korean: bool
 
     def best(self, labels: Sequence[str], names: dict[str, tuple[str, ...]] | None = None) -> list[str]:
-        """The labels named best (ties kept), each with a word the other labels lack; a row is
-        named by any of its names."""
+        """The labels named best (ties kept), each named whole or by a word the other labels lack;
+        a row is named by any of its names."""
         names = names or {}
         scored = []
         for label in labels:
@@ -247,7 +247,7 @@ class _Question:
                                      key=lambda named: (*named[:2], len(named[2])))
             others = [set(content(n)) for other in labels if other != label
                       for n in names.get(other, (other,))]
-            distinct = not others or any(all(h not in o for o in others) for h in hits)
+            distinct = not others or share == 1 or any(all(h not in o for o in others) for h in hits)
             if max(share, plain) >= self.min_share and distinct:
                 scored.append(((share, plain, len(hits)), label))  # more words named: more specific
         top = max((s for s, _ in scored), default=None)
