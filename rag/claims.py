@@ -50,8 +50,8 @@ after before over under within below above between into out up down off only als
 less most least new now still yet again same other another one two three first second last
 reached reach reaches reaching measured measure recorded record stood stands stand came comes
 amounted amounts amount totalled totaled total totals value values figure figures number level
-showed shows show gave gives given got get gets ended end ends came come set sets made make makes
-was is approximately approx around roughly nearly almost exactly about some
+showed shows show gave gives given got get gets ended end ends come set sets made make makes
+approximately approx around roughly nearly almost exactly
 """.split()) | {s.lower() for spellings in UNITS.values() for s in spellings} \
     | {s.lower() for spellings in CURRENCIES.values() for s in spellings} | set(SCALES) | set(_MONTHS) \
     | {"이", "그", "및", "등", "약", "총", "이었", "였다", "였으", "이다", "있다", "했다", "되었", "됐다",
