@@ -10,7 +10,8 @@ and BM25, fused), rerank, the retrieval gate, then the context within the budget
 as asked (the pipeline would also retrieve for its translation, which the LLM writes). The check
 runs on that context. Reported per file: answerable questions the check refuses (false
 refusals, listed), false-premise questions (`type` "false-premise") caught by the check, and
-caught by it or the retrieval gate; other unanswerable questions refused likewise. `--ingest`
+caught by it or the retrieval gate; other unanswerable questions refused likewise. A false
+refusal whose gold evidence text the context lacks is marked: retrieval missed, the check did not. `--ingest`
 builds the store from a folder into a temporary storage dir first. A premise found absent is
 looked for again in a context `--widen` times wider (2 chunks and tokens for 1, once), as the
 pipeline's widening should before it refuses: an entity the first context leaves out is often a
@@ -31,6 +32,7 @@ import rag  # noqa: F401
 from rag.pipeline import RagPipeline, best_ranked
 from rag.premise import PremiseCheck
 from rag.settings import load_settings
+from rag.text import normalised
 
 def verdicts(pipeline: RagPipeline, check: PremiseCheck, rows: list[dict], widen: float) -> list[dict]:
     keep = pipeline.reranker.top_n
@@ -58,10 +60,12 @@ def verdicts(pipeline: RagPipeline, check: PremiseCheck, rows: list[dict], widen
             verdict = check.check(question, [context])
             took += time.perf_counter() - started
         status, message = (verdict.status, verdict.message) if verdict else ("", "")
+        golds = [normalised(e["text"]) for e in row.get("evidence") or [] if e.get("text")]
         out.append({"id": row.get("id"), "type": row.get("type", ""), "question": question,
                     "answerable": row["answerable"], "retrieval_refused": gated,
                     "premise_refused": bool(verdict and not verdict.holds),
                     "status": status, "message": message, "status_unwidened": shown,
+                    "gold_shown": any(gold in normalised(context) for gold in golds) if golds else None,
                     "check_ms": round(took * 1000, 2)})
     return out
 
@@ -77,8 +81,9 @@ def summary(runs: list[dict]) -> dict:
         r["refused"] = r["retrieval_refused"] or r["premise_refused"]
     return {
         "answerable_refused_by_premise": share(answerable, "premise_refused"),
-        "false_refusals": [f"{r['id']}: {r['question']} -> {r['message']}" for r in answerable
-                           if r["premise_refused"]],
+        "false_refusals": [f"{r['id']}: {r['question']} -> {r['message']}"
+                           + ("" if r["gold_shown"] else " (gold evidence not in the context)")
+                           for r in answerable if r["premise_refused"]],
         "false_premise_caught_by_premise": share(premises, "premise_refused"),
         "false_premise_refused": share(premises, "refused"),
         "missed": [f"{r['id']}: {r['question']}" for r in premises if not r["refused"]],

@@ -107,17 +107,20 @@ class PremiseCheck:
         if not self.enabled or not texts or not question.strip():
             return STATED
         language = _language(question)
-        across = (language == "ko") != hangul_script(" ".join(texts))
+        # An English question's names are not held against evidence with any Korean in it (토이
+        # 스토리 for Toy Story); a Korean question's Latin names are held against any evidence.
+        lines = [line for text in texts for line in text.splitlines()]
+        names = language == "ko" or not any(hangul_script(line) for line in lines)
         verdict = STATED
         if self.entities:
-            verdict = self._entities(question, texts, language, across)
+            verdict = self._entities(question, texts, language, names)
         if verdict.holds and self.qualifiers:
             verdict = self._qualifiers(question, texts, language)
         return verdict
 
     # ---------------------------------------------------------------------------- entities
 
-    def _entities(self, question: str, texts: list[str], language: str, across: bool) -> PremiseVerdict:
+    def _entities(self, question: str, texts: list[str], language: str, names: bool) -> PremiseVerdict:
         joined = "\n".join(texts)
         squeezed = _squeezed(joined)
         codes = [m for m in CODE.finditer(question) if len(_squeezed(m.group())) >= 3]
@@ -136,8 +139,8 @@ class PremiseCheck:
             if not self._holds_figure(figure, joined):
                 unit = "%" if rest[figure[3] : figure[3] + 1] == "%" else ""
                 return self._absent(figure[0] + unit, language)
-        if across and language == "en":
-            return STATED  # an English name is spelled otherwise in Korean evidence
+        if not names:
+            return STATED
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", joined)}
         for name in self._names(rest, language):
             if not any(w.startswith(_stem_name(name.group())) for w in words):
@@ -248,6 +251,10 @@ class PremiseCheck:
         return PremiseVerdict(False, "absent", f"The documents say nothing about {entity}.")
 
 
+_CELL = re.compile(r"([^:;]+):\s*([^;]*)")
+_NUMBERED = re.compile(r"^\s*\d+\.\s+")  # a unit's number where the model picks units (rag/compose.py)
+
+
 def _sentences(texts: Sequence[str], subject: set[str], korean: bool) -> list[tuple[int, str]]:
     """(content words shared with the question, sentence) of every evidence sentence in the
     question's script: a translation's wording is not compared. A context's lines are its units
@@ -256,15 +263,12 @@ def _sentences(texts: Sequence[str], subject: set[str], korean: bool) -> list[tu
     out = []
     for text in texts:
         for block in re.split(r"\n\s*\n", text):
-            lines = [line for line in block.splitlines() if line.strip()]
+            lines = [_NUMBERED.sub("", line) for line in block.splitlines() if line.strip()]
             label = _content(lines[0], ASKED) if lines else set()
             for sentence in (s for line in lines for s in split_sentences(line)):
                 if hangul_script(sentence) == korean:
                     out.append((len(subject & (_content(sentence, ASKED) | label)), sentence))
     return out
-
-
-_CELL = re.compile(r"([^:;]+):\s*([^;]*)")
 
 
 def _tables(texts: Sequence[str]) -> list[list[dict[str, str]]]:
@@ -275,6 +279,7 @@ def _tables(texts: Sequence[str]) -> list[list[dict[str, str]]]:
     for text in texts:
         previous: set[str] = set()
         for line in text.splitlines():
+            line = _NUMBERED.sub("", line)
             row = {k.strip(): v.strip() for k, v in _CELL.findall(line)} if "; " in line else {}
             if len(row) >= 2 and set(row) == previous:
                 tables[-1].append(row)

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from llama_index.core.schema import QueryBundle
+
+from rag.pipeline import best_ranked
 from rag.premise import PremiseCheck
 from rag.settings import PremiseSettings, Settings
 
@@ -137,6 +140,16 @@ def test_the_top_row_or_an_open_question_holds(check, question):
     assert check.check(question, OFFICES).holds
 
 
+def test_units_numbered_for_the_model_to_pick_read_the_same(check):
+    """Where the model picks units (rag/compose.py) each is numbered under its chunk's label."""
+    numbered = ["From partner-review.pptx, slide 2: Office figures (Title: Partner review)\n"
+                + "\n".join(f"{i}. {row}" for i, row in enumerate(OFFICES[0].splitlines()[1:], start=4)),
+                "From precambrian-rocks.md (Title: Precambrian rocks)\n7. " + GEOLOGY[0].splitlines()[1]]
+    assert "Lyon" in check.check("Why did Porto have the highest utilisation?", numbered).message
+    assert "oldest" in check.check("What is the youngest known rock to have metamorphosed?", numbered).message
+    assert check.check("Why did Lyon have the highest utilisation of all offices?", numbered).holds
+
+
 def test_across_scripts_a_code_still_counts(check):
     assert check.check("CL-2023-099 청구의 준비금은 얼마인가요?", CLAIMS).status == "absent"
     assert check.check("What is contract KR-2019-007 about?", BRANCH_KO).status == "absent"
@@ -166,3 +179,19 @@ def test_switched_off_by_settings():
 def test_no_evidence_is_no_verdict(check):
     """Without evidence the retrieval gate refuses; the premise check has nothing to judge."""
     assert check.check("What is the youngest rock?", []).holds
+
+
+@pytest.mark.parametrize(("question", "status"), [
+    ("What peak cell temperature was reached in the nail penetration test of the Orion pack?", "stated"),
+    ("What peak cell temperature was reached in the nail penetration test of the Vega pack?", "absent"),
+    ("What peak cell temperature did test BP-13 record in the nail penetration?", "absent"),
+    ("Why did the Orion pack fail the nail penetration test?", "contradicted"),
+    ("Orion 배터리 팩의 못 관통 시험에서 셀 온도는 최고 몇 도였나요?", "stated"),
+])
+def test_on_the_context_the_pipeline_builds(pipeline, check, question, status):
+    """Real retrieval, rerank and context over a store on disk, as RagPipeline.answer builds
+    them before the model is asked."""
+    ranked, _ = best_ranked(pipeline.reranker, pipeline.current_retriever().retrieve(QueryBundle(question)),
+                            [question])
+    context, _ = pipeline.context.build(question, ranked, pipeline.budget(pipeline.room(question)))
+    assert check.check(question, [context]).status == status
