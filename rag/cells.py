@@ -12,6 +12,7 @@ column or document ("SI-2024-05" rules out SI-2024-03's cells).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -76,11 +77,13 @@ class _Table:
         naming = [cells for cells in columns.values() if len(cells) == len(rows) > 1
                   and len({c.value for c in cells}) == len(rows) and all(c.number is None and not c.blank
                                                                           for c in cells)]
-        aliases = {row: (row, *[c.value for cells in naming for c in cells if c.row == row]) for row in rows}
+        aliases = {row: [row] for row in rows}
+        for cell in (c for cells in naming for c in cells):
+            aliases[cell.row].append(cell.value)
         name = doc.rsplit(".", 1)[0]
         name = f"{name} {name.replace('-', ' ')}"
-        return cls(doc, key, tuple(facts), aliases, frozenset(words(" ".join([name, *fields, facts[0].section,
-                                                                             *constant]))),
+        subject = frozenset(words(" ".join([name, *fields, facts[0].section, *constant])))
+        return cls(doc, key, tuple(facts), {row: tuple(names) for row, names in aliases.items()}, subject,
                    frozenset(words(name)), top)
 
     @property
@@ -171,17 +174,20 @@ def _held_codes(tables: list[_Table], asked: Sequence[str]) -> list[_Table]:
     """Each table narrowed to the facts that hold every code or number of the question that some
     candidate table or document holds (in a row's names, its column or the subject); a table whose
     subject holds another code of the same form (Q3 where Q2 is asked, 2024 where 2023) is out."""
-    def holds(words_: set[str] | frozenset[str], code: str) -> bool:
+    def holds(words_: Sequence[str] | frozenset[str], code: str) -> bool:
         return any(same(w, code) for w in words_)
 
-
     codes = [w for w in asked if is_code(w)]
-    held = [c for c in codes if any(holds(t.context(f), c) for t in tables for f in t.facts)]
+    # per table and code: whether its subject holds it, and which rows and columns do
+    where = [{c: (holds(t.subject_words, c), {r for r in t.rows if holds(words(" ".join(t.aliases[r])), c)},
+                  {col for col in t.columns if holds(words(col), c)}) for c in codes} for t in tables]
+    held = [c for c in codes if any(w[c][0] or w[c][1] or w[c][2] for w in where)]
     narrowed = []
-    for table in tables:
+    for table, found in zip(tables, where):
         if _rules_out(table.subject_words, codes):
             continue
-        kept = tuple(f for f in table.facts if all(holds(table.context(f), c) for c in held))
+        kept = tuple(f for f in table.facts
+                     if all(found[c][0] or f.row in found[c][1] or f.column in found[c][2] for c in held))
         if kept:
             narrowed.append(replace(table, facts=kept))
     return narrowed
@@ -241,13 +247,13 @@ class _Question:
         """The labels named best (ties kept), each named whole or by a word the other labels lack;
         a row is named by any of its names."""
         names = names or {}
+        holding = Counter(w for label in labels  # how many labels hold each word
+                          for w in {w for n in names.get(label, (label,)) for w in content(n)})
         scored = []
         for label in labels:
             share, plain, hits = max((named(n, self.asked) for n in names.get(label, (label,))),
                                      key=lambda named: (*named[:2], len(named[2])))
-            others = [set(content(n)) for other in labels if other != label
-                      for n in names.get(other, (other,))]
-            distinct = not others or share == 1 or any(all(h not in o for o in others) for h in hits)
+            distinct = share == 1 or any(holding[h] == 1 for h in hits)  # no other label holds it
             if max(share, plain) >= self.min_share and distinct:
                 scored.append(((share, plain, len(hits)), label))  # more words named: more specific
         top = max((s for s, _ in scored), default=None)
@@ -360,7 +366,8 @@ class _Question:
         if len(found) != 1 or len({f.value.lower() for f in found[0][2]}) != 1:
             return None
         table, column, cells = found[0]
-        value, n, rows = cells[0].value, len(cells), ", ".join(table.shown(f.row) for f in cells)
+        value, n = cells[0].value, len(cells)
+        rows = ", ".join(table.shown(f.row) for f in cells[:10]) + (", ..." if n > 10 else "")
         text = (f"{table.subject}에서 {column} 값이 {value}인 행은 {n}개입니다 ({rows})." if self.korean
                 else f"In {table.subject}, {n} row{'s' * (n != 1)} {'have' if n != 1 else 'has'} "
                      f"{column} {value}: {rows}.")

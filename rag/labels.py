@@ -17,6 +17,7 @@ from rag.text import hangul_script
 _WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7a3]+")
 _AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
 _SUFFIX = re.compile(r"(?:ations?|ions?|ing|ed|es|s)$")  # "calibrated" and "calibration" meet
+_DIGIT = re.compile(r"\d")
 BRACKETS = re.compile(r"[(\[][^)\]]*[)\]]")
 STOP = frozenset(
     "a an the of in on at for to by with from and or is are was were be been did does do has have had "
@@ -24,14 +25,16 @@ STOP = frozenset(
     "value values 값 무엇 얼마 몇 어느 어떤".split())
 
 
-def words(text: str) -> list[str]:
+@lru_cache(maxsize=65536)
+def words(text: str) -> tuple[str, ...]:
     """Lower-cased words, codes ("sl-05", "ft-2024-07") and numbers ("19.4") of a text; "_" separates,
     and so does a hyphen after a number ("36-month" is "36 month")."""
-    return [w.lower() for w in _WORD.findall(_AFTER_NUMBER.sub(r"\1 ", text.replace("_", " ")))]
+    return tuple(w.lower() for w in _WORD.findall(_AFTER_NUMBER.sub(r"\1 ", text.replace("_", " "))))
 
 
 def is_code(word: str) -> bool:
-    return any(c.isdigit() for c in word)
+    """A code or number: "sl-05", "2021", "hic15"."""
+    return _DIGIT.search(word) is not None
 
 
 def _stem(word: str) -> str:
@@ -54,7 +57,7 @@ def same(label_word: str, question_word: str) -> bool:
                                      or _stem(question_word) == _stem(label_word))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)  # a register's row labels, met by every question
 def content(label: str) -> tuple[str, ...]:
     """The words of a label that must be named: outside brackets, no stop words, no unit,
     currency or scale ("fee_eur_k" is named by "fee")."""
