@@ -5,6 +5,7 @@ pipeline), per QA `type` where the set has one. A table question is one whose go
 cell of the store (or whose type names a table kind).
 
     RAGQA_STORAGE_DIR=... .venv/bin/python benchmarks/cells.py data/sample/qa.jsonl [--out FILE]
+    .venv/bin/python benchmarks/cells.py --register 5000     (latency over a synthetic register)
 
 The store must hold the QA set's corpus, indexed with facts (`ragqa ingest`; an index written
 before facts existed gets them at its next sync).
@@ -13,16 +14,18 @@ before facts existed gets them at its next sync).
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from common import arguments, write_json
 from llama_index.core.llms import MockLLM
-from llama_index.core.schema import QueryBundle
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 import rag  # noqa: F401
 from rag.cells import CellLookup
+from rag.lexical import LexicalIndex
 from rag.models import build_embedding
 from rag.postprocessors import build_rerank_stage
 from rag.retrieval import hybrid_retriever, sync_lexical
@@ -30,6 +33,9 @@ from rag.settings import load_settings
 from rag.store import Store
 from rag.text import NUMBER, normalised
 
+REGISTER_QUESTIONS = ("What is the incurred amount of claim CL-00142?",
+                      "How many claims were open at 24 months?",
+                      "Which claim has the highest incurred amount?")
 TABLE_TYPES = {"cell", "blank-cell", "comparison", "json-field", "count"}
 
 
@@ -43,10 +49,35 @@ def right(text: str, gold: str | None) -> bool:
     return normalised(gold) in normalised(text)
 
 
+def register_latency(rows: int) -> dict[str, float]:
+    """Seconds `CellLookup.answer` takes for a cell, a count and a highest over a synthetic claims
+    register of `rows` rows (100 a chunk) in a fresh lexical index."""
+    header = "| claim_id | client | status_24m | incurred_eur |\n|---|---|---|---|\n"
+    nodes = [TextNode(id_=f"n{start}", metadata={"doc": "register.csv"}, text=header + "\n".join(
+        f"| CL-{i:05d} | Client {i % 37} | {'open' if i % 3 else 'closed'} | {1000 + i} |"
+        for i in range(start, min(start + 100, rows)))) for start in range(0, rows, 100)]
+    with tempfile.TemporaryDirectory() as folder:
+        index = LexicalIndex(Path(folder) / "lexical.sqlite")
+        index.put("register.csv", "h", nodes)
+        lookup, candidates = CellLookup(index), [NodeWithScore(node=nodes[1], score=1.0)]
+        timed = {}
+        for question in REGISTER_QUESTIONS:
+            start = time.perf_counter()
+            assert lookup.answer(question, candidates) is not None
+            timed[question] = round(time.perf_counter() - start, 3)
+            print(f"{timed[question]:6.3f} s  {question}")
+        return timed
+
+
 def main() -> None:
     parser = arguments("cells", description=__doc__)
-    parser.add_argument("qa", type=Path)
+    parser.add_argument("qa", type=Path, nargs="?")
+    parser.add_argument("--register", type=int, metavar="ROWS",
+                        help="Time questions over a synthetic register of ROWS rows instead.")
     args = parser.parse_args()
+    if args.register:
+        write_json(args.out, {"register_rows": args.register, "seconds": register_latency(args.register)})
+        return
     settings = load_settings()
     store = Store(settings)
     sync_lexical(store, store.hashes())
