@@ -43,6 +43,7 @@ def location(item: dict[str, Any]) -> str:
 # Which gate refused (Answer.refused_by), as a reader is told.
 REFUSED_BECAUSE = {
     "retrieval": "nothing relevant to the question was found in the documents.",
+    "premise": "the question assumes what the documents contradict or do not mention.",
     "model": "the passages found do not state the answer, the model said.",
     "references": "no sentence the model wrote is backed by a source; its draft is shown below, marked.",
 }
@@ -55,6 +56,13 @@ def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
     if answer.get("standalone_question"):
         asked = escape(answer["standalone_question"], markdown)
         lines.append(f"*Understood as: {asked}*" if markdown else f"(understood as: {asked})")
+    if answer.get("widened"):
+        steps = len(answer["widened"])
+        said = f"looked further in the documents ({steps} step{'s' if steps > 1 else ''})"
+        lines.append(f"*{said.capitalize()}*" if markdown else f"({said})")
+    if answer["answerable"] and answer.get("mode") == "composed":
+        said = "quoted from the documents: the passages the model chose"
+        lines.append(f"*{said.capitalize()}*" if markdown else f"({said})")
     if not answer["answerable"]:
         lines.append(escape(answer["answer"], markdown))
         reason = REFUSED_BECAUSE.get(answer.get("refused_by") or "")

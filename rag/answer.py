@@ -120,6 +120,12 @@ class Answer:
     # Which gate refused: retrieval (nothing relevant), model (it declined), references (nothing supported).
     refused_by: str | None = None
     draft: str = ""  # the model's reply as written, its own [n] marks and all; empty when it wrote none
+    # How the answer was made: composed (quoting the evidence units the model picked), generated
+    # (written by the model), cells (read from table facts).
+    mode: str = "generated"
+    # The evidence's widening steps, in order: why (no figure, no answer, unsupported), and the
+    # chunks and tokens of the try that was widened.
+    widened: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def answerable(self) -> bool:

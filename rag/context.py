@@ -15,9 +15,15 @@ from dataclasses import dataclass
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.scoring import BiEncoderScorer
-from rag.text import cells, split_sentences, table_rows, trigrams
+from rag.settings import Settings
+from rag.text import NUMBER, cells, split_sentences, table_rows, trigrams
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
+# A question that asks for a figure or a date (English or Korean): evidence without a number lacks it.
+_ASKS_FIGURE = re.compile(
+    r"\b(?:how (?:many|much|long|far|old|large|big|high|heavy|fast|often)|when\b|which (?:year|date|month)|"
+    r"what (?:percentage|share|number|amount|rate|date|year|time|value|score|level|limit))|"
+    r"몇|얼마|언제|며칠|날짜|연도|비율|수치", re.IGNORECASE)
 
 
 @dataclass
@@ -77,6 +83,21 @@ def place(metadata: dict) -> str:
     return f"{where}: {section(metadata)}" if section(metadata) else where
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """What a context shows: its text, the chunks it draws on (in citation order) and its units
+    (in the order shown; numbered from 1 when the text numbers them)."""
+
+    text: str
+    nodes: list[NodeWithScore]
+    units: list[Unit]
+    chunks: list[int]  # each shown chunk's index among the nodes the context was built from
+
+    def ref(self, unit: Unit) -> int:
+        """The citation number of a unit's chunk (its place in `nodes`, from 1)."""
+        return self.chunks.index(unit.chunk) + 1
+
+
 @dataclass
 class ContextBuilder:
     """Writes the chunks of a question into the prompt within `budget` tokens. A unit's priority
@@ -93,26 +114,38 @@ class ContextBuilder:
     def build(self, question: str, nodes: Sequence[NodeWithScore],
               budget: int) -> tuple[str, list[NodeWithScore]]:
         """(the context text, the chunks it shows, in citation order [1], [2], ...)."""
+        evidence = self.evidence(question, nodes, budget)
+        return evidence.text, evidence.nodes
+
+    def evidence(self, question: str, nodes: Sequence[NodeWithScore], budget: int,
+                 numbered: bool = False, shown: Sequence[Unit] = ()) -> Evidence:
+        """The best units within `budget`. `numbered`: each unit on its own numbered line, for
+        the model to pick from (rag/compose.py); the units `shown` before (a narrower try, whose
+        `nodes` are a prefix of these) come first with their numbers, the new ones after, so
+        llama.cpp reuses the prompt it has already read."""
         candidates = [
             unit for i, n in enumerate(nodes)
             for unit in units(n.node.get_content(metadata_mode=MetadataMode.NONE), i, self.tables)
         ]
         self._prioritise(question, nodes, candidates)
+        earlier = {(u.chunk, u.position) for u in shown}
         chosen: dict[int, list[Unit]] = {}
         documents: set[str | None] = set()  # of the chunks chosen so far
         labels = [{full: self.count_tokens(self.label(n, full)) for full in (True, False)} for n in nodes]
         left = budget
-        for unit in sorted(candidates, key=lambda u: u.priority, reverse=True):
+        for unit in sorted(candidates, key=lambda u: ((u.chunk, u.position) not in earlier, -u.priority)):
             doc = nodes[unit.chunk].node.metadata.get("doc")
-            cost = self.count_tokens(unit.text) + 1
+            cost = self.count_tokens(unit.text) + (3 if numbered else 1)
             if unit.chunk not in chosen:
                 cost += labels[unit.chunk][doc not in documents]
             if not any(u.lead == unit.lead for u in chosen.get(unit.chunk, [])):
                 cost += sum(self.count_tokens(line) for line in unit.lead)
-            if cost <= left:
+            if cost <= left or (unit.chunk, unit.position) in earlier:
                 chosen.setdefault(unit.chunk, []).append(unit)
                 documents.add(doc)
                 left -= cost
+        if numbered:
+            return self._numbered(nodes, chosen, shown)
         text = self._render(nodes, chosen)
         # Tokens of the parts do not add up exactly to the tokens of the whole: trim to fit.
         while chosen and self.count_tokens(text) > budget:
@@ -120,7 +153,9 @@ class ContextBuilder:
             chosen[last.chunk].remove(last)
             chosen = {i: group for i, group in chosen.items() if group}
             text = self._render(nodes, chosen)
-        return text, [nodes[i] for i in sorted(chosen)]
+        return Evidence(text, [nodes[i] for i in sorted(chosen)],
+                        [u for i in sorted(chosen) for u in sorted(chosen[i], key=lambda u: u.position)],
+                        sorted(chosen))
 
     def _render(self, nodes: Sequence[NodeWithScore], chosen: dict[int, list[Unit]]) -> str:
         blocks, documents = [], set()
@@ -135,6 +170,31 @@ class ContextBuilder:
                 lines.append(unit.text)
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
+
+    def _numbered(self, nodes: Sequence[NodeWithScore], chosen: dict[int, list[Unit]],
+                  shown: Sequence[Unit]) -> Evidence:
+        """Units numbered 1, 2, ... under their chunk's label: those `shown` before first, in
+        their order, then the new ones by chunk rank and position."""
+        earlier = [(u.chunk, u.position) for u in shown]
+        picked = {(u.chunk, u.position): u for group in chosen.values() for u in group}
+        order = [picked[key] for key in earlier if key in picked] + sorted(
+            (u for key, u in picked.items() if key not in set(earlier)), key=lambda u: (u.chunk, u.position))
+        blocks: list[list[str]] = []
+        documents: set[str | None] = set()
+        last, printed = None, set()
+        for number, unit in enumerate(order, start=1):
+            if unit.chunk != last:
+                meta = nodes[unit.chunk].node.metadata
+                full = meta.get("doc") not in documents
+                blocks.append([f"From {self.label(nodes[unit.chunk], full)}"])
+                documents.add(meta.get("doc"))
+                last, printed = unit.chunk, set()
+            lead = section(nodes[unit.chunk].node.metadata)
+            blocks[-1] += [line for line in unit.lead if line not in printed and line != lead]
+            printed.update(unit.lead)
+            blocks[-1].append(f"{number}. {unit.text}")
+        return Evidence("\n\n".join("\n".join(block) for block in blocks),
+                        [nodes[i] for i in sorted(chosen)], order, sorted(chosen))
 
     def label(self, node: NodeWithScore, full: bool) -> str:
         """A chunk's first line: its place, then its document's header fields (only the first,
@@ -156,3 +216,33 @@ class ContextBuilder:
         for unit, score, passage in zip(candidates, relevance, passages):
             wording = len(asked & trigrams(passage)) / len(asked) if asked else 0.0
             unit.priority = score + wording + self.rank_weight * (1 - unit.chunk / last)
+
+
+@dataclass
+class Widening:
+    """When and how far a question's evidence is widened (`[context] widen_*`): step `n` keeps
+    `factor**n` times the chunks and the token budget, at most `steps` times, none started once
+    the question has taken `time_s`."""
+
+    steps: int
+    factor: float
+    time_s: float
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Widening:
+        context = settings.context
+        return cls(context.widen_steps, context.widen_factor, context.widen_time_s)
+
+    def size(self, base: int, step: int) -> int:
+        return round(base * self.factor**step)
+
+    def allows(self, step: int, elapsed_s: float) -> bool:
+        """Whether a widening step may follow try `step` (0: the first)."""
+        return step < self.steps and elapsed_s < self.time_s
+
+    @staticmethod
+    def lacks(question: str, shown: Sequence[Unit]) -> str | None:
+        """What the evidence shown lacks that the question asks for, if anything."""
+        if _ASKS_FIGURE.search(question) and not any(NUMBER.search(u.text) for u in shown):
+            return "no figure"
+        return None

@@ -20,10 +20,13 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer
-from rag.context import ContextBuilder
+from rag.cells import CellAnswer, CellLookup
+from rag.compose import Composer, notice
+from rag.context import ContextBuilder, Evidence, Widening
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
 from rag.postprocessors import build_rerank_stage
-from rag.references import ReferenceMatcher
+from rag.premise import PremiseCheck
+from rag.references import ReferenceMatcher, marked
 from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
 from rag.retrieval import check_filters, hybrid_retriever, lexical_version, metadata_filters
 from rag.support import support_scorer
@@ -71,6 +74,10 @@ class RagPipeline:
         self.count_tokens = token_counter(self.llm)
         self.context = ContextBuilder(self.encoder, self.count_tokens, list(settings.headers.fields),
                                       settings.context.tables, settings.context.rank_weight)
+        self.composer = Composer.from_settings(settings, self.matcher)
+        self.widening = Widening.from_settings(settings)
+        self.cells = CellLookup.from_settings(settings, self.store)
+        self.premise = PremiseCheck.from_settings(settings)
 
     def answer(
         self,
@@ -110,8 +117,10 @@ class RagPipeline:
 
         retriever = self.current_retriever(metadata_filters(docs, where), retrieve_k)
         reranker = self.reranker
-        if keep_k not in (None, reranker.top_n):  # top_n: LlamaIndex's postprocessor name for what is kept
-            reranker = reranker.model_copy(update={"top_n": keep_k})
+        keep = keep_k or reranker.top_n  # top_n: LlamaIndex's postprocessor name for what is kept
+        widest = self.widening.size(keep, self.widening.steps)  # ranked once, widened by prefixes
+        if widest != reranker.top_n:
+            reranker = reranker.model_copy(update={"top_n": widest})
         query = replace(query, translated=self._translated(query.standalone))
         if query.translated:
             lap("translate")
@@ -120,45 +129,130 @@ class RagPipeline:
             known = {n.node.node_id for n in retrieved}
             retrieved += [n for n in retriever.retrieve(QueryBundle(version)) if n.node.node_id not in known]
         lap("retrieve")
-        top, search = best_ranked(reranker, retrieved, query.queries)
+        ranked, search = best_ranked(reranker, retrieved, query.queries)
+        top = ranked[:keep]
         query = replace(query, search=search)
         lap("rerank")
         language = self.language(query.asked)  # answered, or refused, in the asker's language
 
+        composes = cfg.answer.mode == "compose"
+        widened: list[dict[str, str | int]] = []
+
         def answered(text: str, sources: list[Source], gate: str | None = None, draft: str = "",
-                     segments: list[AnswerSegment] | None = None) -> Answer:
+                     segments: list[AnswerSegment] | None = None, mode: str = "") -> Answer:
             """A refusal keeps the chunks kept as its sources so a reader can check them; when no
             sentence the model wrote was supported, its draft stays in the segments (all marked
             unsupported) so readers see what was held back."""
             return Answer(query.asked, text, segments or [], sources, timings, self.matcher.scorer.kind,
-                          self.reranker.scorer_kind, query.rewritten, query.translated, gate, draft)
+                          self.reranker.scorer_kind, query.rewritten, query.translated, gate, draft,
+                          mode or ("composed" if composes else "generated"), widened)
 
         if not top or max(self._relevance(q, top) for q in query.queries) < cfg.retrieval.min_score:
             timings.update(context=0.0, generate=0.0, match=0.0)
             return answered(self.refusal(language), Source.listed(top), "retrieval")
 
-        context, top = self.context.build(query.search, top, self.budget(room))
-        lap("context")
-        prompt = self._prompt(query.standalone, context, language)
-        text = self._generate(prompt, on_token, timings, started) if top else ""
-        lap("generate")
-        if any(is_refusal(text, refusal) for refusal in {cfg.answer.refusal, self.refusal(language)}):
-            timings["match"] = 0.0
-            return answered(self.refusal(language), Source.listed(top), "model", text)
+        # A question that names a table's row and column is answered from the cell, no LLM call.
+        cell = next(filter(None, (self.cells.answer(q, ranked) for q in query.queries)), None)
+        lap("cells")
+        if cell is not None:
+            return answered(*self._cited_cells(cell, ranked), mode="cells")
 
-        sources = Source.listed(top)
-        segments = self._match(text, top, sources, threshold)
-        lap("match")
+        budget, shown, step = self.budget(room), [], 0
+        while True:
+            nodes = ranked[: self.widening.size(keep, step)]
+            tokens = min(self.widening.size(budget, step), self.budget(room, widest=True))
+            tag = f"widen{step}_" if step else ""
+            evidence = self.context.evidence(query.search, nodes, tokens, composes, shown)
+            if composes and script_language(" ".join(u.text for u in evidence.units)) != language:
+                # A quote would not be in the asker's language: the model writes this answer.
+                composes = False
+                evidence = self.context.evidence(query.search, nodes, tokens)
+            lap(tag + "context")
+            if not step:
+                verdict = self.premise.check(query.standalone, evidence.text.split("\n\n"))
+                lap("premise")
+                if not verdict.holds:  # the question rests on what the evidence contradicts or lacks
+                    return answered(verdict.message or self.refusal(language), Source.listed(evidence.nodes),
+                                    "premise")
+            room_to_widen = len(ranked) > len(nodes) or tokens < self.budget(room, widest=True)
+
+            def wider() -> bool:
+                return room_to_widen and self.widening.allows(step, time.perf_counter() - started)
+
+            reason = self.widening.lacks(query.standalone, evidence.units) if wider() else None
+            if reason is None:
+                attempt = (self._composed if composes else self._generated)(
+                    query.standalone, evidence, language, on_token, timings, started, threshold, tag)
+                result, clock = answered(*attempt), time.perf_counter()
+                if result.answerable or not wider():  # the time cap counts this try
+                    return result
+                reason = "no answer" if result.refused_by == "model" else "unsupported"
+            widened.append({"reason": reason, "chunks": len(evidence.nodes), "tokens": tokens})
+            if on_token is not None:
+                on_token(notice("widen", language))
+            shown, step = evidence.units if composes else [], step + 1
+
+    def _cited_cells(self, cell: CellAnswer, ranked: list[NodeWithScore]) -> tuple:
+        """`answered`'s arguments for a cell answer: its sources (the chunks its cells are in, as
+        ranked, else as stored) and its one segment, cited to each at 1.0: read, not matched."""
+        ids = list(dict.fromkeys(fact.chunk_id for fact in cell.facts))
+        known = {node.node.node_id: node for node in ranked}
+        missing = [i for i in ids if i not in known]
+        stored = {n.node_id: NodeWithScore(node=n, score=0.0)
+                  for n in (stored_nodes(self.store.collection, ids=missing) if missing else [])}
+        sources = Source.listed([known.get(i) or stored[i] for i in ids if i in known or i in stored])
+        segment = AnswerSegment(marked(cell.text, [s.ref for s in sources]), [0, 0], True,
+                                [s.reference(1.0) for s in sources])
+        return segment.text, sources, None, "", [segment]
+
+    def _composed(self, question: str, evidence: Evidence, language: str,
+                  on_token: Callable[[str], None] | None, timings: dict[str, float], started: float,
+                  threshold: float | None, tag: str) -> tuple:
+        """`answered`'s arguments for an answer composed from the units the model picks; its
+        reply (numbers) is not streamed: the reader is told only that the time is passing."""
+        clock = time.perf_counter()
+        # Each token passes on as "": it still stops an abandoned answer.
+        quiet = None if on_token is None else (lambda token: on_token(""))
+        if on_token is not None and evidence.units:
+            on_token(notice("compose", language))
+        prompt = self.composer.prompt_for(question, evidence.text, language)
+        reply = self._generate(prompt, quiet, timings, started) if evidence.units else ""
+        timings[tag + "generate"] = round((time.perf_counter() - clock) * 1000, 1)
+        sources = Source.listed(evidence.nodes)
+        refused = any(is_refusal(reply, r) for r in {self.settings.answer.refusal, self.refusal(language)})
+        composed = None if refused else self.composer.compose(reply, evidence, sources, threshold)
+        timings[tag + "match"] = round((time.perf_counter() - clock) * 1000 - timings[tag + "generate"], 1)
+        if composed is None:
+            return self.refusal(language), sources, "model", reply
+        return composed.text, sources, None, reply, composed.segments
+
+    def _generated(self, question: str, evidence: Evidence, language: str,
+                   on_token: Callable[[str], None] | None, timings: dict[str, float], started: float,
+                   threshold: float | None, tag: str) -> tuple:
+        """`answered`'s arguments for an answer the model writes, its sentences matched to the
+        chunks; gate "model" when it declines, "references" when no sentence is supported."""
+        cfg = self.settings
+        clock = time.perf_counter()
+        prompt = self._prompt(question, evidence.text, language)
+        text = self._generate(prompt, on_token, timings, started) if evidence.nodes else ""
+        timings[tag + "generate"] = round((time.perf_counter() - clock) * 1000, 1)
+        sources = Source.listed(evidence.nodes)
+        if any(is_refusal(text, refusal) for refusal in {cfg.answer.refusal, self.refusal(language)}):
+            timings[tag + "match"] = 0.0
+            return self.refusal(language), sources, "model", text
+        clock = time.perf_counter()
+        segments = self._match(text, evidence.nodes, sources, threshold)
+        timings[tag + "match"] = round((time.perf_counter() - clock) * 1000, 1)
         if not any(segment.supported for segment in segments):
             # Not one sentence is backed by a source: a hallucination, not an answer.
-            return answered(self.refusal(language), sources, "references", text, segments)
-        return answered(cited_answer(text, segments), sources, draft=text, segments=segments)
+            return self.refusal(language), sources, "references", text, segments
+        return cited_answer(text, segments), sources, None, text, segments
 
     def rematch(self, answer: Answer, threshold: float) -> Answer:
         """`answer` with its references found again at another support threshold: only the
         matcher runs. A refusal by retrieval or by the model has nothing to match."""
-        if answer.refused_by not in (None, "references") or not answer.segments:
-            return answer
+        if answer.refused_by not in (None, "references") or not answer.segments or answer.mode != "generated":
+            return answer  # a composed answer cites its units exactly: no threshold changes that
         clock = time.perf_counter()
         segments = self._match(answer.draft, self._stored(answer.sources), answer.sources, threshold)
         timings = answer.timings_ms | {"match": round((time.perf_counter() - clock) * 1000, 1)}
@@ -235,19 +329,29 @@ class RagPipeline:
     def room(self, question: str) -> int:
         """Tokens the window leaves for evidence with this question (the prompt's fixed part and
         the question counted once); a question that leaves none is refused before any work."""
-        room = window(self.llm) - self.count_tokens(self._prompt(question, ""))
+        room = window(self.llm) - self._fixed(question)
         if room <= 0:
-            most = window(self.llm) - self.count_tokens(self._prompt("", ""))
+            most = window(self.llm) - self._fixed("")
             raise QuestionError(
                 f"the question is too long: {self.count_tokens(question)} tokens, and the model's window of "
                 f"{self.settings.llm.n_ctx} (llm.n_ctx) leaves room for at most {max(most, 0)}: shorten it"
             )
         return room
 
-    def budget(self, room: int) -> int:
-        """Evidence tokens: the configured budget, or what the `room` leaves if that is less."""
+    def _fixed(self, question: str) -> int:
+        """Tokens of the longer of the answer prompts with this question and no evidence."""
+        language = self.language(question)
+        return max(self.count_tokens(self._prompt(question, "", language)),
+                   self.count_tokens(self.composer.prompt_for(question, "", language)))
+
+    def budget(self, room: int, widest: bool = False) -> int:
+        """Evidence tokens: the configured budget (`widest`: widened as far as the settings go),
+        or what the `room` leaves if that is less."""
+        configured = self.settings.context.budget(self.settings.llm.backend)
+        if widest:
+            configured = self.widening.size(configured, self.widening.steps)
         # Less a few tokens: the context's first and last tokens may merge with the prompt's.
-        return min(self.settings.context.budget(self.settings.llm.backend), room - 8)
+        return min(configured, room - 8)
 
     def _generate(self, prompt: str, on_token: Callable[[str], None] | None, timings: dict[str, float],
                   started: float) -> str:

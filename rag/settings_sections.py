@@ -281,6 +281,15 @@ class ContextSettings(Section):
     rank_weight: float = Field(
         0.5, ge=0, description="How much a chunk's rank adds to its sentences' relevance."
     )
+    widen_steps: int = Field(
+        0, ge=0, le=4, description="Most times the evidence is widened for one question (each step keeps "
+        "widen_factor times the chunks and budget) when it lacks what is asked, the model finds no "
+        "answer in it, or nothing it wrote is supported; 0: never."
+    )
+    widen_factor: float = Field(3.0, gt=1, le=10, description="How much each widening step multiplies by.")
+    widen_time_s: float = Field(
+        12.0, gt=0, description="No widening step starts once the question has taken this long."
+    )
 
     def budget(self, backend: str) -> int:
         return self.context_tokens or (300 if backend == "llamacpp" else 3000)
@@ -289,8 +298,15 @@ class ContextSettings(Section):
 class AnswerSettings(Section):
     """The answer prompt, its refusal and language, and the question's rewriting."""
 
+    mode: Literal["compose", "generate"] = Field(
+        "generate", description="generate: the model writes the answer (prompt_file); compose: it picks "
+        "the evidence units that answer and the answer quotes them (rag/compose.py; docs/BENCHMARKS.md)."
+    )
     prompt_file: Annotated[Path, ConfigFile()] = Field(
         Path("prompts/answer.txt"), description="The generation prompt."
+    )
+    compose_prompt_file: Annotated[Path, ConfigFile()] = Field(
+        Path("prompts/compose.txt"), description="The prompt of mode = compose."
     )
     refusal: str = Field("I cannot answer this from the documents.", description="The refusal, in English.")
     refusals: dict[str, str] = Field(

@@ -57,7 +57,8 @@ def test_answer_cites_the_right_document(pipeline):
     assert supported, answer["segments"]
     assert all(r["doc"] == "battery.md" for s in supported for r in s["references"])
     timings = answer["timings_ms"]
-    assert set(timings) == {"retrieve", "rerank", "context", "first_token", "generate", "match"}
+    assert set(timings) == {"retrieve", "rerank", "cells", "context", "premise", "first_token", "generate",
+                            "match"}
     assert 0 < timings["first_token"] <= sum(timings[s]
                                              for s in ("retrieve", "rerank", "context", "generate"))
 
@@ -166,6 +167,8 @@ def test_an_over_long_question_is_refused_before_any_llm_call_and_does_not_poiso
 def scripted(settings, *replies: str):
     from rag.pipeline import RagPipeline
 
+    # One reply per LLM call, as scripted: no widening asks for another.
+    settings = settings.model_copy(update={"context": settings.context.model_copy(update={"widen_steps": 0})})
     return RagPipeline(settings, llm=ScriptedLLM(replies=list(replies), prompts=[]))
 
 

@@ -45,6 +45,8 @@ def mostly_english(base_settings, tmp_path_factory):
 def pipeline(settings, *replies):
     from rag.pipeline import RagPipeline
 
+    # One reply per LLM call, as scripted: no widening asks for another.
+    settings = settings.model_copy(update={"context": settings.context.model_copy(update={"widen_steps": 0})})
     return RagPipeline(settings, llm=ScriptedLLM(replies=list(replies), prompts=[]))
 
 
