@@ -100,16 +100,20 @@ def remove(
 
 @app.command()
 def documents(config: ConfigOption = None) -> None:
-    """List the indexed documents, tab-separated: id, chunks, when indexed, and the file (a tab,
-    line break or backslash in an id or file name is written \\t, \\n, \\\\). The config in
-    force is named on stderr."""
+    """List the indexed documents, tab-separated: id, chunks, when indexed, the file (a tab,
+    line break or backslash in an id or file name is written \\t, \\n, \\\\), and its currency
+    (effective date, version, status, what supersedes or corrects it; ingestion/currency.py). The
+    config in force is named on stderr."""
+    from ingestion.currency import standings
     from ingestion.pipeline import indexed_documents
 
     settings = settings_from(config)
     say_config(settings)
     rows = indexed_documents(settings)
+    currency = standings(rows)
     for row in rows:
-        typer.echo(f"{_tsv(row.doc)}\t{row.chunks} chunks\t{row.indexed or '-'}\t{_tsv(row.source)}")
+        typer.echo(f"{_tsv(row.doc)}\t{row.chunks} chunks\t{row.indexed or '-'}\t{_tsv(row.source)}"
+                   f"\t{_tsv(currency[row.doc]) or '-'}")
     if not rows:
         typer.echo("no documents are indexed yet: run `ragqa ingest PATH` first")
 

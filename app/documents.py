@@ -90,12 +90,19 @@ def index_uploads(settings: Settings, files: list[str], progress: gr.Progress | 
     return "\n\n".join(lines + refused)
 
 
+DOCUMENT_COLUMNS = ["document", "chunks", "indexed (UTC)", "file", "currency"]
+
+
 def document_rows(settings: Settings) -> list[list[Any]]:
-    """The Documents tab's table: id, chunks, indexed (UTC), file name (not the server's path)."""
+    """The Documents tab's table (DOCUMENT_COLUMNS): id, chunks, indexed (UTC), file name (not the
+    server's path), currency (date, version, status, superseded or corrected by)."""
+    from ingestion.currency import standings
     from ingestion.pipeline import indexed_documents
 
-    return [[d.doc, d.chunks, d.indexed.replace("T", " ").replace("+00:00", "") or "-", Path(d.source).name]
-            for d in indexed_documents(settings)]
+    documents = indexed_documents(settings)
+    currency = standings(documents)
+    return [[d.doc, d.chunks, d.indexed.replace("T", " ").replace("+00:00", "") or "-", Path(d.source).name,
+             currency[d.doc] or "-"] for d in documents]
 
 
 @dataclass

@@ -32,7 +32,7 @@ from app.ask import (
     show_evidence,
     text_questions,
 )
-from app.documents import Documents, document_rows
+from app.documents import DOCUMENT_COLUMNS, Documents, document_rows
 from app.feedback import FeedbackLog
 from app.render import escape
 from app.server import ANSWERS, serve, temp_folder
@@ -123,8 +123,8 @@ def build_ui(pipeline: RagPipeline) -> gr.Blocks:
             button = gr.Button("Add to the index", variant="primary")
             result = gr.Markdown(elem_id="ingest-report")
             # Widths and wrapping: a 200-character file name must not push the other columns away.
-            table = gr.Dataframe(headers=["document", "chunks", "indexed (UTC)", "file"], interactive=False,
-                                 elem_id="documents", wrap=True, column_widths=["38%", "8%", "16%", "38%"])
+            table = gr.Dataframe(headers=DOCUMENT_COLUMNS, interactive=False, elem_id="documents", wrap=True,
+                                 column_widths=["28%", "7%", "14%", "26%", "25%"])
             with gr.Row():
                 doomed = gr.Dropdown(indexed_ids, multiselect=True, label="Documents to delete", scale=4,
                                      elem_id="delete-choice", allow_custom_value=True)

@@ -25,6 +25,7 @@ from llama_index.core.storage.docstore import SimpleDocumentStore
 from tqdm.auto import tqdm
 
 from ingestion.chunking import BlockChunker, LocatedDocument
+from ingestion.currency import Currency, apply_currency, currency_of
 from ingestion.document import ConvertedDocument
 from ingestion.headers import LLMHeaderExtractor, apply_header, extract_header
 from ingestion.integrity import Writer, open_writer
@@ -212,6 +213,8 @@ def _index(
     header = extract_header(converted.doc_id, converted.fields, converted.first_page_text, first_heading,
                             settings.headers, ask_llm)
     apply_header(document, header, settings.headers)
+    apply_currency(document, currency_of(converted.doc_id, converted.blocks, converted.fields, header,
+                                         settings.currency))
     previous = writer.docstore.get_document_hash(converted.doc_id)
     # The docstore keeps hashes and metadata, not the text: written after every file, it
     # must stay small at a hundred thousand chunks (Chroma holds the text).
@@ -247,19 +250,32 @@ class IndexedDocument:
     chunks: int
     indexed: str  # UTC, ISO 8601; "" for a document indexed before times were kept
     source: str  # the file it was read from
+    title: str = ""
+    currency: Currency = field(default_factory=Currency)  # as read at ingest (ingestion/currency.py)
 
 
 def indexed_documents(settings: Settings) -> list[IndexedDocument]:
-    """The documents in the store, by id, with their chunk counts. Chunks no document record
-    claims (a write a full disk refused half way, a killed run's) are left out: the next writer
-    deletes them (ingestion/integrity.py)."""
+    """The documents in the store, by id, with their chunk counts, titles and currency (every
+    chunk holds its document's, so one chunk each is read). Chunks no document record claims (a
+    write a full disk refused half way, a killed run's) are left out: the next writer deletes them
+    (ingestion/integrity.py)."""
     store = Store(settings)
     with store_access(store, "read"):
         chunks = chunk_ids(store.collection, known=store.lexical.chunk_documents())
         sources = store.registry()
         recorded = store.hashes()
-    return [IndexedDocument(doc, len(ids), sources.indexed.get(doc, ""), sources.files.get(doc, ""))
-            for doc, ids in sorted(chunks.items()) if doc in recorded]
+        chunks = {doc: ids for doc, ids in sorted(chunks.items()) if doc in recorded}
+        first = [min(ids) for ids in chunks.values()]
+        # Chroma's get with no ids would read every chunk.
+        got = store.collection.get(ids=first, include=["metadatas"]) if first else {"metadatas": []}
+    metadata = {meta["doc"]: meta for meta in got["metadatas"]}
+    return [IndexedDocument(doc, len(ids), sources.indexed.get(doc, ""), sources.files.get(doc, ""),
+                            _title(metadata.get(doc, {})), Currency.from_metadata(metadata.get(doc, {})))
+            for doc, ids in chunks.items()]
+
+
+def _title(meta: dict) -> str:
+    return str(next((v for k, v in meta.items() if k.lower() == "title"), ""))
 
 
 def catch_up_lexical(settings: Settings) -> int:

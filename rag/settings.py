@@ -31,6 +31,7 @@ from rag.settings_sections import (
     ConfigFile,
     ConfigPath,
     ContextSettings,
+    CurrencySettings,
     EmbeddingSettings,
     FactsSettings,
     HeaderSettings,
@@ -48,8 +49,8 @@ from rag.settings_tools import EvaluationSettings, TrainingSettings, UISettings
 
 __all__ = [
     "MIN_CONTEXT", "AnswerSettings", "ChunkingSettings", "ConfigFile", "ConfigPath", "ContextSettings",
-    "EmbeddingSettings", "EvaluationSettings", "FactsSettings", "HeaderSettings", "IngestSettings",
-    "LLMSettings",
+    "CurrencySettings", "EmbeddingSettings", "EvaluationSettings", "FactsSettings", "HeaderSettings",
+    "IngestSettings", "LLMSettings",
     "PremiseSettings", "ReferenceSettings", "RerankSettings", "RetrievalSettings", "ServerSettings",
     "StoreSettings", "SupportSettings", "TrainingSettings", "UISettings", "Settings", "SettingsLoadError",
     "load_settings", "config_path", "problems", "renamed", "REPO_ROOT", "CONFIG_NAME", "DEFAULT_CONFIG",
@@ -106,6 +107,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     headers: HeaderSettings = Field(default_factory=HeaderSettings)
+    currency: CurrencySettings = Field(default_factory=CurrencySettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)

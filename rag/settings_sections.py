@@ -191,6 +191,42 @@ class HeaderSettings(Section):
         return patterns
 
 
+class CurrencySettings(Section):
+    """Document currency read at ingest (ingestion/currency.py): effective date, version, status,
+    what a document supersedes or corrects. Built-in spellings (English, Korean) always apply;
+    these add a document set's own."""
+
+    fields: dict[str, list[str]] = Field(
+        default_factory=lambda: {
+            "effective_date": ["effective", "effective date", "effective_date", "valid from", "date",
+                               "시행일", "적용일", "날짜", "일자"],
+            "version": ["version", "revision", "rev", "버전", "개정"],
+            "status": ["status", "상태"],
+            "supersedes": ["supersedes", "replaces", "대체"],
+            "corrects": ["corrects", "erratum to", "정정"],
+        },
+        description="Currency field = front matter or header field names read for it, first found wins.",
+    )
+    patterns: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Currency field (version, supersedes, corrects) = extra regexes over the first page's "
+        "lines; group 1 is the value.",
+    )
+    first_lines: int = Field(15, ge=1, description="How many lines of the first page are read.")
+
+    @field_validator("fields", "patterns")
+    @classmethod
+    def _known(cls, named: dict[str, list[str]], info) -> dict[str, list[str]]:
+        allowed = {"effective_date", "version", "status", "supersedes", "corrects"}
+        if unknown := set(named) - allowed:
+            raise ValueError(f"unknown currency field(s) {sorted(unknown)}: one of {sorted(allowed)}")
+        if info.field_name == "patterns":
+            for key, patterns in named.items():
+                for pattern in patterns:
+                    _compile(pattern, key)
+        return named
+
+
 class IngestSettings(Section):
     pdf_strategy: Literal["text", "layout", "markdown", "anchored"] = Field(
         "anchored", description="PDF extraction: text layer, layout blocks, structure, structure + pages."

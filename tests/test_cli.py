@@ -208,7 +208,7 @@ def test_documents_are_listed_and_removed(base_settings, monkeypatch, tmp_path):
     listed = cli(monkeypatch, settings, "documents").stdout.splitlines()
     assert [line.split("\t")[0] for line in listed] == ["battery.md", "cafeteria.md",
                                                         "tab\\there\\nand a line.md"]
-    assert all(len(line.split("\t")) == 4 for line in listed)
+    assert all(len(line.split("\t")) == 5 for line in listed)
     assert listed[0].split("\t")[3] == str(FIXTURES / "battery.md")
     assert listed[2].split("\t")[3] == str(odd).replace("\t", "\\t").replace("\n", "\\n")
     removed = cli(monkeypatch, settings, "remove", "battery.md", odd.name, "nothing.md")

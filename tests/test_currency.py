@@ -1,0 +1,110 @@
+"""Document currency (ingestion/currency.py): fields and their origins read at a real ingest, the
+family order and stated links computed at read time, the older document current again once the
+newer is removed, and embeddings untouched by the new fields."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import FIXTURES, cli, fresh_settings
+from llama_index.core.schema import MetadataMode
+
+from app.documents import document_rows
+from ingestion.currency import METADATA_KEYS, Currency, corrections, currency_of, current_documents
+from ingestion.document import Block
+from ingestion.pipeline import indexed_documents, ingest, remove
+from rag.settings import CurrencySettings
+from rag.store import all_nodes
+
+V1, V2 = "remote-work-policy-v1.md", "remote-work-policy-v2.md"
+ERRATUM, KO = "remote-work-erratum-2025-05.md", "hr-notice-ko.txt"
+
+
+@pytest.fixture(scope="module")
+def store(base_settings, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("currency")
+    shutil.copytree(FIXTURES / "currency", folder / "docs")
+    settings = fresh_settings(base_settings, folder / "storage")
+    report = ingest([folder / "docs"], settings, progress=False)
+    assert report.indexed == 4 and not report.failed
+    return settings
+
+
+def test_fields_are_read_with_their_origins(store):
+    found = {d.doc: d.currency for d in indexed_documents(store)}
+    # The file name comes before the first page.
+    assert found[V1] == Currency("2024-03-01", "1", None, (), (),
+                                 {"effective_date": "first page line 2", "version": "file name"})
+    assert (found[V2].version, found[V2].effective_date, found[V2].status) == ("2", "2025-04-01", "final")
+    assert found[V2].origin["status"] == "front matter status"
+    erratum = found[ERRATUM]
+    assert (erratum.status, erratum.effective_date, erratum.corrects) == (
+        "erratum", "2025-05", ("Remote Work Policy version 2.0",))
+    assert erratum.origin["effective_date"] == "file name"
+    assert erratum.origin["corrects"] == "first page line 1"
+    korean = found[KO]
+    # The line that says when it takes effect wins over the date it was written.
+    assert (korean.effective_date, korean.origin["effective_date"]) == ("2025-04-01", "first page line 3")
+    assert korean.status == "final" and korean.supersedes == ("이 공지는 이전 버전",)
+
+
+def test_the_family_orders_the_versions_and_the_erratum_corrects_the_one_it_names(store):
+    documents = indexed_documents(store)
+    superseded = current_documents(documents)
+    assert superseded[V1].by == V2 and superseded[V1].how == "same family"
+    assert "lower version (1 < 2)" in superseded[V1].origin
+    assert superseded[V2] is None and superseded[ERRATUM] is None and superseded[KO] is None
+    assert [link.by for link in corrections(documents)[V2]] == [ERRATUM] and corrections(documents)[V1] == []
+    rows = {row[0]: row for row in document_rows(store)}
+    assert rows[V1][4] == f"2024-03-01 · v1 · superseded by {V2} (same family)"
+    assert rows[V2][4] == f"2025-04-01 · v2 · final · corrected by {ERRATUM}"
+
+
+def test_the_cli_lists_the_currency(store, monkeypatch):
+    lines = cli(monkeypatch, store, "documents").stdout.splitlines()
+    listed = {line.split("\t")[0]: line.split("\t") for line in lines}
+    assert listed[V1][4] == f"2024-03-01 · v1 · superseded by {V2} (same family)"
+    assert listed[KO][4] == "2025-04-01 · final"
+
+
+def test_embedded_and_llm_text_hold_none_of_the_fields(store):
+    chunks = [n for n in all_nodes(store) if n.metadata["doc"] == V2]
+    assert chunks and all(chunk.metadata["version"] == "2" for chunk in chunks)
+    for chunk in chunks:
+        bare = chunk.model_copy(deep=True)
+        for key in METADATA_KEYS:
+            bare.metadata.pop(key, None)
+        for mode in (MetadataMode.EMBED, MetadataMode.LLM):
+            assert chunk.get_content(metadata_mode=mode) == bare.get_content(metadata_mode=mode)
+            assert "2025-04-01" not in chunk.get_content(metadata_mode=mode)
+
+
+def test_removing_the_newer_makes_the_older_current_again(store):
+    remove([V2], store)
+    documents = indexed_documents(store)
+    assert current_documents(documents)[V1] is None
+    # The erratum names version 2.0, which is gone: it corrects nothing indexed.
+    assert all(not links for links in corrections(documents).values())
+
+
+def test_spellings_of_dates_versions_and_links():
+    cfg = CurrencySettings(patterns={"version": [r"\bedition\s+(\d+)"]})
+
+    def read(*lines: str, name: str = "note.md", **fields) -> Currency:
+        return currency_of(name, [Block(line) for line in lines], fields, {}, cfg)
+
+    assert read("Memo", "Effective 1 April 2025; written 30 Sep 2024").effective_date == "2025-04-01"
+    assert read("Memo", "Sent September 30, 2024").effective_date == "2024-09-30"
+    assert read("회의록", "2024년 9월 30일").effective_date == "2024-09-30"
+    assert read("x", name="report_20240930.pdf").effective_date == "2024-09-30"
+    assert read("x", name="report_2024_09.pdf").effective_date == "2024-09"
+    assert read("Manual", "Rev. B").version == "B" and read("규정", "개정 2판").version == "2"
+    assert read("Guide", "Edition 4").version == "4"
+    # A version a link names is not the document's own.
+    linked = read("Policy", "This version supersedes v1.0.")
+    assert (linked.version, linked.supersedes) == (None, ("v1.0",))
+    assert read("Corrigendum to the Annual Report 2024").status == "erratum"
+    assert read("Draft budget").status == "draft" and read("Note", "The final figure is open").status is None
+    assert read("Note", Date="2024-05-06").origin == {"effective_date": "front matter date"}
+    assert read("Note") == Currency()
