@@ -169,9 +169,13 @@ class RagPipeline:
                 evidence = self.context.evidence(query.search, nodes, tokens)
             lap(tag + "context")
             if not step:
-                verdict = self.premise.check(query.standalone, evidence.text.split("\n\n"))
+                blocks = evidence.text.split("\n\n")
+                verdict = self.premise.check(query.search, blocks)
                 lap("premise")
-                if not verdict.holds:  # the question rests on what the evidence contradicts or lacks
+                # Evidence in the other script may spell a name otherwise ("Article 1", 제1조): there
+                # an absence is no evidence; a contradiction is.
+                across = any(script_language(b) != script_language(query.search) for b in blocks)
+                if not verdict.holds and not (across and verdict.status == "absent"):
                     return answered(verdict.message or self.refusal(language), Source.listed(evidence.nodes),
                                     "premise")
             room_to_widen = len(ranked) > len(nodes) or tokens < self.budget(room, widest=True)
