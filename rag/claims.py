@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.text import TABLE_RULE, cells, split_sentences
+from rag.text import MARKER, TABLE_RULE, cells, split_sentences
 from rag.units import (CURRENCIES, SCALES, UNITS, Amount, amounts, comparisons_hold, named_scales,
                        named_units, value)
 
@@ -207,9 +207,9 @@ def _owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, li
 @lru_cache(maxsize=4096)
 def claims(segment: str) -> tuple[Claim, ...]:
     """The figures and dates each sentence of the segment claims, each with the words it owns
-    (list markers are no figures: "1. The HIC15 ...")."""
+    (list markers and citation marks are no figures: "1. The HIC15 ...", "... 3 mm [1].")."""
     found = []
-    for number, sentence in enumerate(split_sentences(segment)):
+    for number, sentence in enumerate(split_sentences(MARKER.sub("", segment))):
         sentence = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", sentence)
         for amount, date, _, _, words in _owned(sentence):
             distance: dict[str, int] = {}

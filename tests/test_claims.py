@@ -35,6 +35,9 @@ BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신�
     ("The deductible of the Hafnia treaty is EUR 2.5 million.", TREATY, True),
     ("The Hafnia treaty's limit is 40,000,000 EUR.", TREATY, True),
     ("Brokerage stays at 7.5%.", TREATY, True),
+    # the model's citation marks are no figures of the claim
+    ("Brokerage stays at 7.5% [1].", TREATY, True),
+    ("The Hafnia treaty's limit is EUR 40m [2, 3].", TREATY, True),
     ("The new wording took effect on 1 April 2025.", TREATY, True),
     ("The new wording has applied since April 2025.", TREATY, True),
     ("Claims notified after 30 days are excluded.", TREATY, True),
