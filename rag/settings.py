@@ -24,6 +24,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from rag.settings_checks import FactsSettings, PremiseSettings
 from rag.settings_sections import (
     MIN_CONTEXT,
     AnswerSettings,
@@ -33,11 +34,9 @@ from rag.settings_sections import (
     ContextSettings,
     CurrencySettings,
     EmbeddingSettings,
-    FactsSettings,
     HeaderSettings,
     IngestSettings,
     LLMSettings,
-    PremiseSettings,
     ReferenceSettings,
     RerankSettings,
     RetrievalSettings,
