@@ -228,8 +228,10 @@ def _agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
                 all(s is not None for c, s in zip(claim.date, date) if c is not None) for date in place.dates]
         return any(same), bool(place.dates) and not any(same)
     wanted = claim.amount
+    # A bare figure takes the unit its header names only in a table cell: "cell 14" in a sentence
+    # that also says "3 mm" is no length.
     units = [a for a in place.amounts if not wanted.unit or a.unit == wanted.unit
-             or (a.unit is None and wanted.unit in place.units)]
+             or (a.unit is None and wanted.unit in place.units and place.cell is not None)]
     # A bare figure under "(EUR m)" is in millions; a figure with its own scale ("EUR 30m") is not.
     held = any(abs(a.value * s - wanted.value) <= 1e-9 * max(1.0, abs(wanted.value)) for a in units
                for s in (place.scales or {1.0} if _bare(a) else {1.0}))

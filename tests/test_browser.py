@@ -30,7 +30,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 ARTIFACTS = REPO_ROOT / "storage" / "test-artifacts" / "browser"
 HOSTILE = ('# Release notes\n\nKnown issue: <img src=x onerror=alert(document.domain)> and '
            '<script>document.title="pwned"</script> appear in the export of the crash database.\n')
-FINAL = ("refs:", "unsupported", "Cannot answer", "I cannot answer")
+FINAL = ("refs:", "unsupported", "Cannot answer", "I cannot answer", "Refused:")  # "Refused:" names the gate
 WAIT_MS = 180_000
 RAGQA = str(Path(sys.executable).parent / "ragqa")  # the installed command, as users run it
 

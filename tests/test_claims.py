@@ -35,6 +35,9 @@ BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신�
     ("The deductible of the Hafnia treaty is EUR 2.5 million.", TREATY, True),
     ("The Hafnia treaty's limit is 40,000,000 EUR.", TREATY, True),
     ("Brokerage stays at 7.5%.", TREATY, True),
+    # a bare "cell 14" in a sentence that also gives "3 mm" is no rival length
+    ("The nail in the Orion pack's penetration test was 3 mm.",
+     "A steel nail of 3 mm diameter was driven through cell 14 of the Orion battery pack at 80 mm/s.", True),
     # the model's citation marks are no figures of the claim
     ("Brokerage stays at 7.5% [1].", TREATY, True),
     ("The Hafnia treaty's limit is EUR 40m [2, 3].", TREATY, True),
