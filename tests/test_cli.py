@@ -45,7 +45,7 @@ def test_too_long_question_is_refused_and_context_shrinks_to_fit(indexed, pipeli
     # the prompt holds it twice: before and after the context
     long_question = "Battery pack, " * 250 + BATTERY_Q
     for step, room in ((10, 200), (1, 60)):
-        while pipeline.count_tokens(pipeline._prompt(long_question, "")) < limit - room:
+        while pipeline.room(long_question) > room:  # the room the pipeline itself leaves
             long_question = "Battery pack nail penetration test, " * step + long_question
     budget = pipeline.budget(pipeline.room(long_question))
     assert 0 < budget < pipeline.settings.context.budget(cfg.backend)
