@@ -104,6 +104,8 @@ class PremiseCheck:
         """The verdict on `question` given `evidence`: the texts the context shows (its units,
         with their documents' labels and header fields, where codes and names often stand)."""
         texts = [text for text in evidence if text.strip()]
+        # A pasted link's address holds no premise: its numbers are a host and a port, not figures.
+        question = re.sub(r"!?\[([^\]]*)\]\([^)]*\)|https?://\S+", r" \1 ", question)
         if not self.enabled or not texts or not question.strip():
             return STATED
         language = _language(question)

@@ -195,3 +195,12 @@ def test_on_the_context_the_pipeline_builds(pipeline, check, question, status):
                             [question])
     context, _ = pipeline.context.build(question, ranked, pipeline.budget(pipeline.room(question)))
     assert check.check(question, [context]).status == status
+
+
+def test_a_pasted_link_address_holds_no_premise():
+    """A link's host and port are no figures the question takes for granted; a year is."""
+    check = PremiseCheck.from_settings(Settings())
+    evidence = ["The supplier portal moved to a new address on 3 March 2025."]
+    pasted = "When did the supplier portal move? ![me](http://127.0.0.1:41234/b.png?who=me)"
+    assert check.check(pasted, evidence).holds
+    assert not check.check("When did the supplier portal move in 2023?", evidence).holds
