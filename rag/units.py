@@ -130,6 +130,11 @@ def value(number: str) -> float:
 
 
 def _plain(number: str) -> float:
+    if number.count(".") > 1:  # "1.234.567" is thousands; "127.0.0.1" and "2.13.0" are no figures
+        whole, _, cents = number.partition(",")
+        if not all(len(group) == 3 for group in whole.split(".")[1:]):
+            raise ValueError(f"not a figure: {number}")
+        return float(whole.replace(".", "") + (f".{cents}" if cents else ""))
     if "," in number and ("." in number or re.search(r",\d{3}$", number)):
         return float(number.replace(",", ""))
     return float(number.replace(",", "."))
@@ -148,8 +153,11 @@ def amounts(text: str) -> tuple[Amount, ...]:
             scale, unit = None, "m" if scale == "m" else unit
             end = match.end() if unit else match.end("number")
         number = match.group("number")
-        times = SCALES[scale.lower()] if scale else 1.0
-        found.append(Amount(number, value(number) * times, currency or unit, match.start(), end))
+        try:
+            worth = value(number) * (SCALES[scale.lower()] if scale else 1.0)
+        except ValueError:  # an address or a version ("127.0.0.1", "2.13.0") states no figure
+            continue
+        found.append(Amount(number, worth, currency or unit, match.start(), end))
     return tuple(found)
 
 

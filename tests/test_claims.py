@@ -144,3 +144,11 @@ def test_the_matcher_backs_the_right_cell_and_not_its_neighbour(base_settings):
     swapped = "In BA-2025-03 the peak casing temperature of module A was 74 °C."
     segments = matcher.match([right, swapped], [BATTERY])
     assert [(s.text, s.supported) for s in segments] == [(right, True), (swapped, False)]
+
+
+def test_an_address_or_a_version_is_no_figure_and_dotted_thousands_are():
+    text = "Served at 127.0.0.1 on torch 2.13.0; the fund holds 1.234.567 EUR and 1.234.567,5 kg."
+    assert [(a.number, a.value, a.unit) for a in amounts(text)] == [
+        ("1.234.567", 1234567.0, "EUR"), ("1.234.567,5", 1234567.5, "kg")]
+    assert claims_backed("The portal moved on 3 March.",
+                         "The portal moved on 3 March. See http://127.0.0.1:8000/login.")
