@@ -21,7 +21,8 @@ from evaluation.correctness import figures, states_answer
 from evaluation.gold import satisfies
 from evaluation.metrics import required
 from evaluation.runs import Run
-from rag.pipeline import RagPipeline, is_refusal
+from rag.answer import is_refusal
+from rag.pipeline import RagPipeline
 from rag.store import collection
 from rag.text import MARKER
 

@@ -9,6 +9,7 @@ from typing import Any
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.references import Segment, cited, marked
+from rag.text import normalised
 
 
 @dataclass(frozen=True)
@@ -144,3 +145,7 @@ class Answer:
         sources = [Source(**source) for source in record.get("sources", [])]
         kept = {key: value for key, value in record.items() if key != "answerable"}
         return cls(**kept | {"segments": segments, "sources": sources})
+
+
+def is_refusal(text: str, refusal: str) -> bool:
+    return not text or normalised(refusal) in normalised(text)[: len(normalised(refusal)) + 40]

@@ -14,17 +14,16 @@ from contextlib import closing
 from dataclasses import replace
 
 from llama_index.core.llms import LLM
-from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer
+from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer, is_refusal
 from rag.cells import CellAnswer, CellLookup
 from rag.compose import Composer, notice
 from rag.context import ContextBuilder, Evidence, Widening
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
-from rag.postprocessors import build_rerank_stage
+from rag.postprocessors import best_ranked, build_rerank_stage
 from rag.premise import PremiseCheck
 from rag.references import ReferenceMatcher, marked
 from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
@@ -32,7 +31,6 @@ from rag.retrieval import check_filters, hybrid_retriever, lexical_version, meta
 from rag.support import support_scorer
 from rag.settings import Settings
 from rag.store import Store, stored_nodes
-from rag.text import normalised
 
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
 
@@ -374,24 +372,3 @@ class RagPipeline:
     def _match(self, text: str, top: list[NodeWithScore], sources: list[Source],
                threshold: float | None = None) -> list[AnswerSegment]:
         return [AnswerSegment.of(segment, sources) for segment in self.matcher.run(text, top, threshold)]
-
-
-def best_ranked(reranker: BaseNodePostprocessor, nodes: list[NodeWithScore],
-                queries: Sequence[str]) -> tuple[list[NodeWithScore], str]:
-    """The reranker's top chunks when each is scored by the better of the questions (the question
-    as asked and its translation), and the question that ranked the best chunk highest."""
-    best: dict[str, NodeWithScore] = {}
-    leader, search = float("-inf"), queries[0]
-    for query in queries:
-        ranked = reranker.postprocess_nodes(nodes, query_bundle=QueryBundle(query))
-        if ranked and (ranked[0].score or 0.0) > leader:
-            leader, search = ranked[0].score or 0.0, query
-        for node in ranked:
-            if node.node.node_id not in best or (node.score or 0.0) > (best[node.node.node_id].score or 0.0):
-                best[node.node.node_id] = node
-    top = sorted(best.values(), key=lambda node: node.score or 0.0, reverse=True)
-    return top[: reranker.top_n], search
-
-
-def is_refusal(text: str, refusal: str) -> bool:
-    return not text or normalised(refusal) in normalised(text)[: len(normalised(refusal)) + 40]

@@ -149,3 +149,20 @@ def build_rerank_stage(
     if not path or not Path(path).is_dir():
         raise FileNotFoundError(f"rerank.cross_encoder_path {path!r} is not a CrossEncoder folder")
     return ScorerRerank(CrossEncoderScorer(Path(path)), encoder, store.collection, top_n=top_n)
+
+
+def best_ranked(reranker: BaseNodePostprocessor, nodes: list[NodeWithScore],
+                queries: Sequence[str]) -> tuple[list[NodeWithScore], str]:
+    """The reranker's top chunks when each is scored by the better of the questions (the question
+    as asked and its translation), and the question that ranked the best chunk highest."""
+    best: dict[str, NodeWithScore] = {}
+    leader, search = float("-inf"), queries[0]
+    for query in queries:
+        ranked = reranker.postprocess_nodes(nodes, query_bundle=QueryBundle(query))
+        if ranked and (ranked[0].score or 0.0) > leader:
+            leader, search = ranked[0].score or 0.0, query
+        for node in ranked:
+            if node.node.node_id not in best or (node.score or 0.0) > (best[node.node.node_id].score or 0.0):
+                best[node.node.node_id] = node
+    top = sorted(best.values(), key=lambda node: node.score or 0.0, reverse=True)
+    return top[: reranker.top_n], search
