@@ -104,7 +104,7 @@ def documents(config: ConfigOption = None) -> None:
     line break or backslash in an id or file name is written \\t, \\n, \\\\), and its currency
     (effective date, version, status, what supersedes or corrects it; ingestion/currency.py). The
     config in force is named on stderr."""
-    from ingestion.currency import standings
+    from rag.currency import standings
     from ingestion.pipeline import indexed_documents
 
     settings = settings_from(config)

@@ -96,7 +96,7 @@ DOCUMENT_COLUMNS = ["document", "chunks", "indexed (UTC)", "file", "currency"]
 def document_rows(settings: Settings) -> list[list[Any]]:
     """The Documents tab's table (DOCUMENT_COLUMNS): id, chunks, indexed (UTC), file name (not the
     server's path), currency (date, version, status, superseded or corrected by)."""
-    from ingestion.currency import standings
+    from rag.currency import standings
     from ingestion.pipeline import indexed_documents
 
     documents = indexed_documents(settings)

@@ -25,13 +25,14 @@ from llama_index.core.storage.docstore import SimpleDocumentStore
 from tqdm.auto import tqdm
 
 from ingestion.chunking import BlockChunker, LocatedDocument
-from ingestion.currency import Currency, apply_currency, currency_of
+from ingestion.currency import apply_currency, currency_of
 from ingestion.document import ConvertedDocument
 from ingestion.headers import LLMHeaderExtractor, apply_header, extract_header
 from ingestion.integrity import Writer, open_writer
 from ingestion.integrity import reset as reset_store
 from ingestion.parallel import conversions
 from ingestion.sources import broken_link, walk
+from rag.currency import Currency
 from rag.models import build_embedding
 from rag.retrieval import sync_lexical
 from rag.settings import Settings

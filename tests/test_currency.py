@@ -11,9 +11,10 @@ from conftest import FIXTURES, cli, fresh_settings
 from llama_index.core.schema import MetadataMode
 
 from app.documents import document_rows
-from ingestion.currency import METADATA_KEYS, Currency, corrections, currency_of, current_documents
+from ingestion.currency import currency_of
 from ingestion.document import Block
 from ingestion.pipeline import indexed_documents, ingest, remove
+from rag.currency import METADATA_KEYS, Currency, corrections, current_documents
 from rag.settings import CurrencySettings
 from rag.store import all_nodes
 
