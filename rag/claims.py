@@ -56,6 +56,16 @@ approximately approx around roughly nearly almost exactly
     | {s.lower() for spellings in CURRENCIES.values() for s in spellings} | set(SCALES) | set(_MONTHS) \
     | {"이", "그", "및", "등", "약", "총", "이었", "였다", "였으", "이다", "있다", "했다", "되었", "됐다",
        "으로", "에서"}
+# A change between two figures or dates of one sentence: "moved from X to Y", "X에서 Y로" (a verb
+# of change needed: "from 10 to 20 staff" is a range); "should read Y, not X", "Y instead of X".
+_CHANGE_VERB = re.compile(
+    r"\b(?:mov|postpon|delay|rais|lower|increas|decreas|reduc|chang|revis|extend|shift|cut|grew|grow|"
+    r"rose|rise|fell|fall|drop|correct|updat|amend|brought|push|replac)\w*|변경|연기|인상|인하|증가|감소|조정|"
+    r"정정|늘|줄|미뤄|앞당", re.IGNORECASE)
+_FROM_TO = re.compile(r"\s*(?:to|->|→|–>)\s*|\s*(?:에서|→)\s*", re.IGNORECASE)
+_NOT = re.compile(r"\s*,?\s*\(?\s*(?:not|instead of|rather than|replacing|대신)\s*", re.IGNORECASE)
+_CHANGE_CUE = re.compile(r"\b(?:from|not|instead|originally|previously|formerly|earlier|initially|"
+                         r"planned|old|superseded)\b|에서|당초|기존|원래|이전|종전", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,8 @@ class Place:
     scales: frozenset[float]
     cell: tuple[int, int, int] | None = None  # (table, row, column); row -1: the header
     own: frozenset[str] = frozenset()  # a table cell's own words ("months" of "24 months")
+    line: int = 0  # which sentence of the chunk (a table: minus its number)
+    former: bool = False  # the old side of a change stated here ("moved from X to Y": X)
 
 
 @dataclass(frozen=True)
@@ -81,6 +93,7 @@ class Claim:
     date: Date | None
     words: tuple[tuple[str, float], ...]
     sentence: int = 0  # which sentence of the segment
+    change: bool = False  # the sentence speaks of a change or a former value ("from", "not", "원래")
 
 
 @lru_cache(maxsize=16384)
@@ -135,12 +148,12 @@ def dates(text: str) -> list[tuple[Date, int, int]]:
 @lru_cache(maxsize=8192)
 def _figures(text: str) -> tuple[tuple[Amount, ...], tuple[tuple[Date, int, int], ...]]:
     """The text's figures outside its dates (a figure glued to a word, "1st", "3A" or "100-year",
-    is a code) and its dates; cached (read-only)."""
+    is a code, and so is an ordinal: "3분기" is Q3) and its dates; cached (read-only)."""
     if not re.search(r"\d", text):
         return (), ()
     found = dates(text)
     kept = [a for a in amounts(text) if not any(s <= a.start < e for _, s, e in found)
-            and not re.match(r"-?[A-Za-z]", text[a.end:a.end + 2])]
+            and not re.match(r"-?[A-Za-z]|\s?(?:분기|번째)", text[a.end:a.end + 3])]
     return tuple(kept), tuple(found)
 
 
@@ -152,17 +165,19 @@ def places(chunk: str) -> tuple[Place, ...]:
     found: list[Place] = []
     lines = chunk.splitlines()
     header: list[str] = []
-    table = row_number = 0
+    table = row_number = sentences = 0
     for i, line in enumerate(lines):
         row = cells(line) if line.lstrip().startswith("|") else []
         if row and i + 1 < len(lines) and TABLE_RULE.match(lines[i + 1].strip()):
             header, table, row_number = row, table + 1, 0  # its figures too ("24 months") are places
-            found += [_place(cell, line, line, (table, -1, j))
+            found += [_place(cell, line, line, (table, -1, j), -table)
                       for j, cell in enumerate(row) if any(_figures(cell))]
             continue
         if not row:
             header = [] if not line.strip() else header
-            found += [place for sentence in split_sentences(line) for place in _clauses(sentence)]
+            for sentence in split_sentences(line):
+                sentences += 1
+                found += _clauses(sentence, sentences)
             continue
         if TABLE_RULE.match(line.strip()):
             continue
@@ -171,24 +186,37 @@ def places(chunk: str) -> tuple[Place, ...]:
             if any(_figures(cell)):
                 column = header[j] if j < len(header) else ""
                 found.append(_place(cell, f"{' '.join(row)} {column}", f"{line} {column} |",
-                                    (table, row_number, j) if header else None))
+                                    (table, row_number, j) if header else None, -table))
     return tuple(found)
 
 
-def _place(text: str, words: str, naming: str, cell: tuple[int, int, int] | None = None) -> Place:
+def _place(text: str, words: str, naming: str, cell: tuple[int, int, int] | None = None, line: int = 0,
+           former: bool = False) -> Place:
     figures, found = _figures(text)
     return Place(frozenset(k for k, _, _ in keys(words)), tuple(figures), tuple(d for d, _, _ in found),
                  frozenset(named_units(naming)), frozenset(named_scales(naming)), cell,
-                 frozenset(k for k, _, _ in keys(text)) if cell else frozenset())
+                 frozenset(k for k, _, _ in keys(text)) if cell else frozenset(), line, former)
 
 
-def _clauses(sentence: str) -> list[Place]:
-    """A sentence's places: one per figure or date, each with the words it owns."""
-    owned = _owned(sentence)
+def _clauses(sentence: str, line: int = 0) -> list[Place]:
+    """A sentence's places: one per figure or date, each with the words it owns; of a change the
+    new side owns the old side's words too ("the final report moves from 20 December to 31
+    January": the report is due on 31 January), and the old side is former."""
+    owned = sorted(_owned(sentence), key=lambda o: o[2])
     if len(owned) < 2:
-        return [_place(sentence, sentence, sentence)]
-    return [_place(sentence[start:end], " ".join(w for w, _ in words), sentence)
-            for _, _, start, end, words in owned]
+        return [_place(sentence, sentence, sentence, line=line)]
+    words = [" ".join(w for w, _ in o[4]) for o in owned]
+    former = set()
+    verb = bool(_CHANGE_VERB.search(sentence))
+    for i in range(len(owned) - 1):
+        between = sentence[owned[i][3]:owned[i + 1][2]]
+        old, new = (i, i + 1) if verb and _FROM_TO.fullmatch(between) else \
+            (i + 1, i) if _NOT.fullmatch(between) else (None, None)
+        if old is not None:
+            words[new] = f"{words[new]} {words[old]}"
+            former.add(old)
+    return [_place(sentence[o[2]:o[3]], words[k], sentence, line=line, former=k in former)
+            for k, o in enumerate(owned)]
 
 
 def _owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, list[tuple[str, int]]]]:
@@ -217,7 +245,7 @@ def claims(segment: str) -> tuple[Claim, ...]:
                 distance[word] = min(distance.get(word, gap), gap)
             near = sorted(distance, key=distance.get)
             weights = tuple((word, 1 / rank) for rank, word in enumerate(near, 1))
-            found.append(Claim(amount, date, weights, number))
+            found.append(Claim(amount, date, weights, number, bool(_CHANGE_CUE.search(sentence))))
     return tuple(found)
 
 
@@ -230,14 +258,19 @@ def _agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
     wanted = claim.amount
     # A bare figure takes the unit its header names only in a table cell: "cell 14" in a sentence
     # that also says "3 mm" is no length.
-    units = [a for a in place.amounts if not wanted.unit or a.unit == wanted.unit
-             or (a.unit is None and wanted.unit in place.units and place.cell is not None)]
+    units = [a for a in place.amounts if (not wanted.unit or a.unit == wanted.unit
+             or (a.unit is None and wanted.unit in place.units and place.cell is not None))
+             and _year(a) <= _year(wanted)]  # "the 2024 audit" gives no score a rival
     # A bare figure under "(EUR m)" is in millions; a figure with its own scale ("EUR 30m") is not.
     held = any(abs(a.value * s - wanted.value) <= 1e-9 * max(1.0, abs(wanted.value)) for a in units
                for s in (place.scales or {1.0} if _bare(a) else {1.0}))
     if not held and wanted.unit is None and wanted.value.is_integer() and 1900 <= wanted.value <= 2100:
         held = any(date[0] == wanted.value for date in place.dates)  # "in 2024": a date's year
     return held, bool(units) and not held
+
+
+def _year(amount: Amount) -> bool:
+    return amount.unit is None and bool(re.fullmatch(r"(?:19|20)\d\d", amount.number))
 
 
 def _bare(amount: Amount) -> bool:
@@ -247,18 +280,24 @@ def _bare(amount: Amount) -> bool:
 def claim_backed(claim: Claim, chunk: str) -> bool:
     """Whether a place of the chunk states the claim's figure (or date) and none gives the thing
     the claim's words name most another figure."""
-    held, rival = 0.0, 0.0
-    stated = False
+    held, rivals = 0.0, []
+    stated: set[int] = set()
     for place in places(chunk):
         states, other = _agrees(claim, place)
+        if place.former and not claim.change:  # a former value is given only as one
+            states, other = False, False
         if not (states or other):
             continue
         score = sum(weight for word, weight in claim.words if word in place.words)
         if states:
-            stated, held = True, max(held, score)
+            stated.add(place.line)
+            held = max(held, score)
         else:
-            rival = max(rival, score)
-    return stated and rival <= held
+            rivals.append((place.line, score))
+    # A narrative holds many dates of many events: another date rivals only in the same sentence
+    # or table; another figure anywhere in the chunk.
+    rival = max((score for line, score in rivals if claim.date is None or line in stated), default=0.0)
+    return bool(stated) and rival <= held
 
 
 def coordinates_hold(found: tuple[Claim, ...], chunk: str) -> bool:

@@ -81,8 +81,9 @@ _KOREAN_PART = r"\d+(?:[.,]\d+)*(?:[십백천]?[만억조]|[백천])"
 # a number to its word ("약3억"), and 제 makes it an ordinal ("제1조": article 1, not a trillion).
 _NUMBER = rf"(?<![A-Za-z0-9_.,])(?<![A-Za-z0-9]-)(?:(?<!제){_KOREAN_PART}(?:\s?{_KOREAN_PART})*|{_PLAIN})"
 # A unit ends where a Latin word would go on; a Korean particle may follow a unit ("438초 만에",
-# "3.1 kN이었다"), but not every syllable after 초 or 분 is one ("초과": exceeding, "분의": a fraction).
-_UNIT_END = r"(?![A-Za-z0-9]|(?<=초)과|(?<=분)의)"
+# "3.1 kN이었다"), but not every syllable after 초 or 분 is one ("초과": exceeding, "분의": a
+# fraction, "분기": a quarter).
+_UNIT_END = r"(?![A-Za-z0-9]|(?<=초)과|(?<=분)[의기])"
 _CODES = [s for spellings in CURRENCIES.values() for s in spellings if not s.isalpha() or s.isupper()]
 _AMOUNT = re.compile(
     rf"(?:(?P<currency>{_alternation(_CODES)})\s?)?(?P<number>{_NUMBER})"
@@ -94,6 +95,10 @@ _AMOUNT = re.compile(
 _NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})\s*[\])]|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)",
                     re.IGNORECASE)
 _NAMED_MONEY = re.compile(rf"(?<![A-Za-z])({_alternation(_CODES)})(?![A-Za-z])")
+# A snake_case header names its currency and scale as words of its own: "fee_eur_k", "retention_eur_m"
+# (there "m" is millions, not metres).
+_SNAKE_MONEY = re.compile(rf"(?:^|(?<=[\s_|]))({_alternation(c.lower() for c in CURRENCIES)})"
+                          rf"(?:_({_alternation(SCALES)}))?(?=_|\s*\||\s*$)", re.IGNORECASE)
 _NAMED_WON = re.compile(r"[(\[]\s*(?:단위\s*:\s*)?(?:[백천]만|[백천십]?억|천)?\s?원\s*[)\]]")
 _NAMED_SCALE = re.compile(rf"(?:{_alternation(_MONEY)})\s?({_alternation(SCALES)})(?![A-Za-z])"
                           rf"|\b(thousands|millions|billions)\b|[(\[]\s*(?:단위\s*:\s*)?([백천]만|[백천십]?억)\s?원\s*[)\]]",
@@ -170,7 +175,8 @@ def named_units(text: str) -> set[str]:
     """Units a text names for the figures near it: after a number, in brackets ("(mm)"), or as
     a header cell's last word ("speed_kmh", "Force kN")."""
     found = {a.unit for a in amounts(text) if a.unit}
-    for match in _NAMED.finditer(text):
+    found |= {code.upper() for code, _ in _SNAKE_MONEY.findall(text)}
+    for match in _NAMED.finditer(_SNAKE_MONEY.sub(" ", text)):
         found.add(_unit(match.group(1) or match.group(2)))
     found |= {_MONEY[code.lower()] for code in _NAMED_MONEY.findall(text)}
     if _NAMED_WON.search(text):
@@ -189,7 +195,7 @@ def named_scales(text: str) -> set[float]:
             found.add(SCALES[plural.lower().rstrip("s")])
         else:
             found.add(value(f"1{korean}"))
-    return found
+    return found | {SCALES[scale.lower()] for _, scale in _SNAKE_MONEY.findall(text) if scale}
 
 # Comparison words: the figure before the word (English) or the first of the two before it
 # (Korean) is at most (-1) or at least (+1) the other; "not" or "never" just before turns it

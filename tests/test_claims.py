@@ -26,6 +26,17 @@ Brokerage stays at 7.5 percent. The new wording took effect on 2025-04-01.
 
 - Claims notified after 30 days are excluded."""
 
+MEMO = """Memo of 1 October 2024. The review workshop, planned for 15 October 2024 in the kick-off, is postponed to 12 November 2024. The final report therefore moves from 20 December 2024 to 31 January 2025. The Busan office move is postponed from March 2025 to June 2025. Headcount: from 10 to 20 staff."""
+
+ERRATUM = """Erratum to the Quality Audit 2024, issued 2 December 2024.
+
+- Section 3: the documentation score of ENG-22 should read 2.4, not 3.4."""
+
+LAYERS = """| layer | retention_eur_m | limit_eur_m |
+|---|---|---|
+| 1 | 20 | 30 |
+| 2 | 50 | 100 |"""
+
 BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신고 후 4시간 이내에 현장 점검을 시작한다."
 
 
@@ -60,6 +71,17 @@ BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신�
     ("Module A's peak casing temperature was 74 °C.", BATTERY, False),
     ("The peak casing temperature of module B reached 80 °C.", BATTERY, False),
     ("The Hafnia treaty's deductible is EUR 40m.", TREATY, False),
+    # a change: the new side is the thing's figure; the old one only as a former value
+    ("The final report is due on 31 January 2025.", MEMO, True),
+    ("The final report is due on 20 December 2024.", MEMO, False),
+    ("The final report was moved from 20 December 2024 to 31 January 2025.", MEMO, True),
+    ("The Busan office moves in June 2025.", MEMO, True),
+    ("The Busan office moves in March 2025.", MEMO, False),
+    ("The documentation score of ENG-22 in the 2024 audit was 2.4.", ERRATUM, True),
+    ("The documentation score of ENG-22 in the 2024 audit was 3.4.", ERRATUM, False),
+    # a snake_case header names currency and scale ("_eur_m": EUR millions, not metres)
+    ("The retention of layer 2 is EUR 50 million.", LAYERS, True),
+    ("The retention of layer 2 is 50 m.", LAYERS, False),
 ])
 def test_a_chunk_backs_a_figure_only_as_it_states_it(segment, chunk, backed):
     assert claims_backed(segment, chunk) is backed
@@ -144,6 +166,12 @@ def test_the_matcher_backs_the_right_cell_and_not_its_neighbour(base_settings):
     swapped = "In BA-2025-03 the peak casing temperature of module A was 74 °C."
     segments = matcher.match([right, swapped], [BATTERY])
     assert [(s.text, s.supported) for s in segments] == [(right, True), (swapped, False)]
+
+
+def test_a_korean_quarter_is_an_ordinal_not_minutes():
+    assert claims_backed("2024년 3분기 서울 사무소의 가동률은 74%입니다.",
+                         "# Office figures Q3 2024\n\n| Office | Utilisation |\n|---|---|\n| Seoul | 74% |")
+    assert [a.unit for a in amounts("3분기, 3분 동안")] == [None, "min"]
 
 
 def test_an_address_or_a_version_is_no_figure_and_dotted_thousands_are():
