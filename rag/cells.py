@@ -31,6 +31,15 @@ _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spe
                                 "최고,최대,최다,가장 높,가장 크,가장 큰,가장 많,가장 길,가장 무거",
                                 "lowest,smallest,least,fewest,minimum,shortest,lightest,slowest,"
                                 "최저,최소,가장 낮,가장 작,가장 적,가장 짧,가장 가벼"))
+# The measure a superlative implies when the question names no column: "the shortest course" asks
+# for its duration.
+_MEASURES = {
+    **dict.fromkeys(("shortest", "longest", "가장 짧", "가장 길"), frozenset(
+        "duration length hours days weeks months years time minutes 시간 기간 길이".split())),
+    **dict.fromkeys(("heaviest", "lightest", "가장 무거", "가장 가벼"),
+                    frozenset("weight mass kg 무게 중량".split())),
+    **dict.fromkeys(("fastest", "slowest"), frozenset("speed velocity kmh 속도".split())),
+}
 _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
@@ -136,11 +145,11 @@ class CellLookup:
             return None
         ask = _Question(tuple(asked), self.min_share, hangul_script(question))
         labels = [label.lower() for t in tables for label in (*t.rows, *t.columns)]
-        extreme = next((kind for kind, pattern in (("max", _MAX), ("min", _MIN))  # not a label's: "최대 하중"
-                        if any(all(m.group() not in label for label in labels)
-                               for m in pattern.finditer(question))), None)
+        extreme = next(((kind, m.group().lower()) for kind, pattern in (("max", _MAX), ("min", _MIN))
+                        for m in pattern.finditer(question)  # not a label's: "최대 하중"
+                        if all(m.group() not in label for label in labels)), None)
         if extreme:
-            return ask.extreme(extreme, top)
+            return ask.extreme(extreme[0], top, _MEASURES.get(extreme[1], frozenset()))
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).lower() not in STOP), None)
         found = ask.cell(tables, noun, bool(_COUNT.search(question)))
@@ -313,13 +322,17 @@ class _Question:
                 else f"In {subject}, {cell} is {_shown(fact)}.")
         return CellAnswer("cell", text, facts)
 
-    def extreme(self, kind: Literal["max", "min"], tables: Sequence[_Table]) -> CellAnswer | None:
-        """The row of the highest (lowest) figure in the column the question names, in one table,
-        among the rows holding a value the question names ("which Karrow engagement") if any;
-        None when the question names a row itself (it asks about that row, not for one)."""
+    def extreme(self, kind: Literal["max", "min"], tables: Sequence[_Table],
+                measure: frozenset[str] = frozenset()) -> CellAnswer | None:
+        """The row of the highest (lowest) figure in the column the question names (or else the
+        one column of the `measure` the superlative implies), in one table, among the rows
+        holding a value the question names ("which Karrow engagement") if any; None when the
+        question names a row itself (it asks about that row, not for one)."""
         found = []
         for table in tables:
-            columns = self.best(table.columns)
+            numeric = {f.column for f in table.facts if f.number is not None}  # "English-language" names
+            columns = [c for c in self.best(table.columns) if c in numeric] or [  # a filter, not a measure
+                c for c in table.columns if c in numeric and set(words(c)) & measure]
             if len(columns) != 1 or self.best(table.rows, table.aliases):
                 continue
             chosen = {f.row for _, column, cells in self.value_matches([table]) if column != columns[0]

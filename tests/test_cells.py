@@ -20,11 +20,11 @@ from rag.store import Store
 
 @pytest.fixture(scope="module")
 def tables(base_settings, tmp_path_factory):
-    """The three fixture tables (a claims register, a loss triangle, Korean branch figures)
+    """The four fixture tables (a claims register, a loss triangle, Korean branch figures, courses)
     ingested, and a function: question -> the reranked candidates, as the pipeline keeps them."""
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("tables"))
     report = ingest([FIXTURES / "tables"], settings, progress=False)
-    assert report.indexed == 3 and not report.failed
+    assert report.indexed == 4 and not report.failed
     embedding = build_embedding(settings)
     retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
     reranker = build_rerank_stage(settings, Store(settings), embedding)
@@ -74,6 +74,9 @@ def test_comparisons_and_counts_across_rows(tables):
     assert highest.kind == "max" and "CL-2023-004" in highest.text and highest.facts[0].number == 240000
     lowest = ask(tables, "Which accident year had the lowest 12-month figure?")
     assert lowest.kind == "min" and "2019" in lowest.text
+    # a superlative names its measure; "English-language" names a filter, not the column
+    shortest = ask(tables, "Which English-language course is the shortest?")
+    assert shortest.kind == "min" and "TR-3" in shortest.text and shortest.facts[0].column == "hours"
     count = ask(tables, "How many claims were open at 24 months?")
     assert count.kind == "count" and "2 rows" in count.text
     assert {f.row for f in count.facts} == {"CL-2023-002", "CL-2023-004"}
