@@ -19,8 +19,9 @@ from typing import Literal
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
+from rag.fact_tables import FactTable, label_text
 from rag.facts import Fact, value_unit
-from rag.labels import BRACKETS, STOP, content, is_code, named, same, words
+from rag.labels import STOP, content, is_code, named, same, words
 from rag.lexical import LexicalIndex
 from rag.text import hangul_script, split_sentences
 
@@ -44,6 +45,7 @@ _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
 _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
+_COUNTED = re.compile(r"\bhow many\s+([A-Za-z][\w-]*)|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
 _KEY_LINE = re.compile(r"^[\w\[\]-]+(?:[._][\w\[\]-]+)*:\s")  # a JSON field's line ("clauses.hours: 72")
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
 _LOCATION = frozenset({"doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr",
@@ -58,65 +60,6 @@ class CellAnswer:
     kind: Literal["cell", "blank", "max", "min", "count"]
     text: str
     facts: tuple[Fact, ...]
-
-
-@dataclass(frozen=True)
-class _Table:
-    """One table of a candidate document: its facts, its rows' other names (the cells of its
-    columns of distinct words: a register's names and titles), and the words of its subject (the
-    document's name and header fields, the section, and the values of columns that never change:
-    a triangle's cedent and line)."""
-
-    doc: str
-    key: str
-    facts: tuple[Fact, ...]
-    aliases: dict[str, tuple[str, ...]]
-    subject_words: frozenset[str]
-    name_words: frozenset[str]  # of the document's name alone
-    top: bool  # one of the best-ranked candidate chunks holds part of it
-
-    @classmethod
-    def of(cls, doc: str, key: str, facts: list[Fact], fields: Sequence[str], top: bool) -> _Table:
-        rows = list(dict.fromkeys(f.row for f in facts))
-        columns: dict[str, list[Fact]] = {}
-        for fact in facts:
-            columns.setdefault(fact.column, []).append(fact)
-        constant = [cells[0].value for cells in columns.values()
-                    if len(rows) > 1 and len(cells) == len(rows) and len({c.value for c in cells}) == 1]
-        naming = [cells for cells in columns.values() if len(cells) == len(rows) > 1
-                  and len({c.value for c in cells}) == len(rows) and all(c.number is None and not c.blank
-                                                                          for c in cells)]
-        aliases = {row: [row] for row in rows}
-        for cell in (c for cells in naming for c in cells):
-            aliases[cell.row].append(cell.value)
-        name = doc.rsplit(".", 1)[0]
-        name = f"{name} {name.replace('-', ' ')}"
-        subject = frozenset(words(" ".join([name, *fields, facts[0].section, *constant])))
-        return cls(doc, key, tuple(facts), {row: tuple(names) for row, names in aliases.items()}, subject,
-                   frozenset(words(name)), top)
-
-    @property
-    def subject(self) -> str:
-        """The document's name, as a sentence calls it."""
-        return self.doc.rsplit(".", 1)[0]
-
-    @property
-    def rows(self) -> list[str]:
-        return list(dict.fromkeys(f.row for f in self.facts))
-
-    @property
-    def columns(self) -> list[str]:
-        return list(dict.fromkeys(f.column for f in self.facts))
-
-    def shown(self, row: str) -> str:
-        """A row as a sentence names it: its label, and its first other name ("S-01 (Ingrid Valen)")."""
-        names = self.aliases.get(row, (row,))
-        return _label(row) + (f" ({names[1]})" if len(names) > 1 else "")
-
-    def context(self, fact: Fact, subject: bool = True) -> set[str]:
-        """The words a question may name a fact by: its row's names, its column, the subject."""
-        names = " ".join(self.aliases.get(fact.row, (fact.row,)))
-        return {*(self.subject_words if subject else ()), *words(names), *words(fact.column)}
 
 
 @dataclass
@@ -157,12 +100,13 @@ class CellLookup:
                                                                 [w for w in asked if is_code(w)]):
             return None  # another document gives another figure: the pipeline shows both
         if found is None and _COUNT.search(question):
-            return ask.count(top)
+            counted = _COUNTED.search(question)
+            return ask.count(top, next((g.lower() for g in (counted.groups() if counted else ()) if g), None))
         if found is None and _WHICH.search(question):
             return ask.select(top)
         return found
 
-    def _tables(self, candidates: Sequence[NodeWithScore]) -> list[_Table]:
+    def _tables(self, candidates: Sequence[NodeWithScore]) -> list[FactTable]:
         """The tables of the candidates' documents, each marked whether one of the `top_chunks`
         best candidates holds a part of it (a table split over chunks counts whole)."""
         nodes = [c.node for c in candidates]
@@ -173,13 +117,13 @@ class CellLookup:
         grouped: dict[tuple[str, str], list[Fact]] = {}
         for fact in self.index.facts(list(meta)):
             grouped.setdefault((fact.doc, fact.table), []).append(fact)
-        return [_Table.of(doc, key, facts, [str(v) for k, v in meta[doc].items()
+        return [FactTable.of(doc, key, facts, [str(v) for k, v in meta[doc].items()
                                             if k not in _LOCATION and isinstance(v, str)],
                           bool(top & {f.chunk_id for f in facts}))
                 for (doc, key), facts in grouped.items()]
 
 
-def _held_codes(tables: list[_Table], asked: Sequence[str]) -> list[_Table]:
+def _held_codes(tables: list[FactTable], asked: Sequence[str]) -> list[FactTable]:
     """Each table narrowed to the facts that hold every code or number of the question that some
     candidate table or document holds (in a row's names, its column or the subject); a table whose
     subject holds another code of the same form (Q3 where Q2 is asked, 2024 where 2023) is out."""
@@ -240,10 +184,6 @@ def _shown(fact: Fact) -> str:
     return fact.value if not fact.unit or value_unit(fact.value) else f"{fact.value} {fact.unit}"
 
 
-def _label(text: str) -> str:
-    return BRACKETS.sub("", text).strip() or text
-
-
 @dataclass(frozen=True)
 class _Question:
     """The question's words and language, and what it asks of the tables."""
@@ -268,7 +208,7 @@ class _Question:
         top = max((s for s, _ in scored), default=None)
         return [label for s, label in scored if s == top]
 
-    def columns(self, table: _Table, row: str) -> list[str]:
+    def columns(self, table: FactTable, row: str) -> list[str]:
         """The columns the question names (not those whose value in this row it states: "the
         TR-106 Reinsurance structuring course" asks no course), else the one generic column."""
         stated = {f.column for f in table.facts if f.row == row and f.number is None and not f.blank
@@ -280,19 +220,19 @@ class _Question:
         generic = [c for c in columns if not c or set(words(c)) & _GENERIC]
         return generic if len(generic) == 1 else (columns if len(columns) == 1 else [])
 
-    def subject_hits(self, table: _Table, tables: Sequence[_Table]) -> int:
+    def subject_hits(self, table: FactTable, tables: Sequence[FactTable]) -> int:
         """How many of the question's words name this table's subject, and its document's name
         (counted again), and not every table's."""
-        def holds(t: _Table, q: str, name: bool) -> bool:
+        def holds(t: FactTable, q: str, name: bool) -> bool:
             return any(same(w, q) for w in (t.name_words if name else t.subject_words))
         return sum(holds(table, q, name) and not all(holds(t, q, name) for t in tables)
                    for q in self.asked for name in (False, True))
 
-    def cell(self, tables: Sequence[_Table], noun: str | None, count: bool) -> CellAnswer | None:
+    def cell(self, tables: Sequence[FactTable], noun: str | None, count: bool) -> CellAnswer | None:
         """The cell of the one row and column named, in the tables whose subject the question names
         best; None when those give two values, or when the question asks for a thing its row and
         column do not name ("in which office is the lead": not the lead)."""
-        picked: list[tuple[int, _Table, Fact]] = []
+        picked: list[tuple[int, FactTable, Fact]] = []
         for table in tables:
             rows = self.best(table.rows, table.aliases)
             columns = self.columns(table, rows[0]) if len(rows) == 1 else []
@@ -311,7 +251,7 @@ class _Question:
             return None  # "how many" is answered by a figure
         if noun and not any(same(w, noun) for w in table.context(fact, subject=False)):
             return None
-        row, column, subject = _label(fact.row), fact.column, table.subject
+        row, column, subject = label_text(fact.row), fact.column, table.subject
         facts = tuple(f for _, _, f in picked)
         if fact.blank:
             text = (f"표에는 {subject}의 {row} {column} 값이 없습니다." if self.korean
@@ -322,7 +262,7 @@ class _Question:
                 else f"In {subject}, {cell} is {_shown(fact)}.")
         return CellAnswer("cell", text, facts)
 
-    def extreme(self, kind: Literal["max", "min"], tables: Sequence[_Table],
+    def extreme(self, kind: Literal["max", "min"], tables: Sequence[FactTable],
                 measure: frozenset[str] = frozenset()) -> CellAnswer | None:
         """The row of the highest (lowest) figure in the column the question names (or else the
         one column of the `measure` the superlative implies), in one table, among the rows
@@ -358,7 +298,7 @@ class _Question:
             text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact)}."
         return CellAnswer(kind, text, (fact,))
 
-    def value_matches(self, tables: Sequence[_Table]) -> list[tuple[_Table, str, list[Fact]]]:
+    def value_matches(self, tables: Sequence[FactTable]) -> list[tuple[FactTable, str, list[Fact]]]:
         """Per table, the one column whose word values the question names (a named column first),
         with the cells holding a named value: "failed" names the result "fail"."""
         found = []
@@ -373,20 +313,30 @@ class _Question:
                 found.append((table, columns[0], by_column[columns[0]]))
         return found
 
-    def count(self, tables: Sequence[_Table]) -> CellAnswer | None:
-        """How many rows of one table hold the value the question names in one column."""
+    def count(self, tables: Sequence[FactTable], noun: str | None = None) -> CellAnswer | None:
+        """How many rows of one table hold the value the question names in one column; with no
+        value named, how many rows the one table has whose row labels' header is the counted
+        `noun` ("how many layers does the programme have": its rows under "layer")."""
         found = self.value_matches(tables)
+        if not found and noun:
+            counted = [t for t in tables if len(t.rows) > 1 and any(same(w, noun) for w in content(t.label))]
+            if len(counted) != 1:
+                return None
+            table, n = counted[0], len(counted[0].rows)
+            text = (f"{table.subject}에는 {table.label} {n}개가 있습니다 ({table.listed(table.rows)})."
+                    if self.korean else
+                    f"{table.subject} lists {n} {table.label}{'s' * (n != 1)}: {table.listed(table.rows)}.")
+            return CellAnswer("count", text, tuple({f.row: f for f in table.facts[::-1]}.values())[::-1])
         if len(found) != 1 or len({f.value.lower() for f in found[0][2]}) != 1:
             return None
         table, column, cells = found[0]
-        value, n = cells[0].value, len(cells)
-        rows = ", ".join(table.shown(f.row) for f in cells[:10]) + (", ..." if n > 10 else "")
+        value, n, rows = cells[0].value, len(cells), table.listed([f.row for f in cells])
         text = (f"{table.subject}에서 {column} 값이 {value}인 행은 {n}개입니다 ({rows})." if self.korean
                 else f"In {table.subject}, {n} row{'s' * (n != 1)} {'have' if n != 1 else 'has'} "
                      f"{column} {value}: {rows}.")
         return CellAnswer("count", text, tuple(cells))
 
-    def select(self, tables: Sequence[_Table]) -> CellAnswer | None:
+    def select(self, tables: Sequence[FactTable]) -> CellAnswer | None:
         """"Which test failed?": the one row holding the value the question names, in a table none
         of whose rows the question names ("which region is RO-2024-02 for" asks for no row)."""
         found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows, hit[0].aliases)]

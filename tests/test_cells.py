@@ -77,6 +77,8 @@ def test_comparisons_and_counts_across_rows(tables):
     # a superlative names its measure; "English-language" names a filter, not the column
     shortest = ask(tables, "Which English-language course is the shortest?")
     assert shortest.kind == "min" and "TR-3" in shortest.text and shortest.facts[0].column == "hours"
+    rows = ask(tables, "How many claims does the register list?")  # its rows, under claim_id
+    assert rows.kind == "count" and "5 claim_ids" in rows.text and len(rows.facts) == 5
     count = ask(tables, "How many claims were open at 24 months?")
     assert count.kind == "count" and "2 rows" in count.text
     assert {f.row for f in count.facts} == {"CL-2023-002", "CL-2023-004"}

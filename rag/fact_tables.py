@@ -1,0 +1,82 @@
+"""A table of one candidate document as rag/cells.py reads it: its cell facts (rag/facts.py), its
+rows' other names and the words of its subject."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag.facts import Fact
+from rag.labels import BRACKETS, words
+
+
+@dataclass(frozen=True)
+class FactTable:
+    """One table of a candidate document: its facts, its rows' other names (the cells of its
+    columns of distinct words: a register's names and titles), and the words of its subject (the
+    document's name and header fields, the section, and the values of columns that never change:
+    a triangle's cedent and line)."""
+
+    doc: str
+    key: str
+    facts: tuple[Fact, ...]
+    aliases: dict[str, tuple[str, ...]]
+    subject_words: frozenset[str]
+    name_words: frozenset[str]  # of the document's name alone
+    top: bool  # one of the best-ranked candidate chunks holds part of it
+
+    @classmethod
+    def of(cls, doc: str, key: str, facts: list[Fact], fields: Sequence[str], top: bool) -> FactTable:
+        rows = list(dict.fromkeys(f.row for f in facts))
+        columns: dict[str, list[Fact]] = {}
+        for fact in facts:
+            columns.setdefault(fact.column, []).append(fact)
+        constant = [cells[0].value for cells in columns.values()
+                    if len(rows) > 1 and len(cells) == len(rows) and len({c.value for c in cells}) == 1]
+        naming = [cells for cells in columns.values() if len(cells) == len(rows) > 1
+                  and len({c.value for c in cells}) == len(rows)
+                  and all(c.number is None and not c.blank and c.value[:1] not in "{[" for c in cells)]
+        aliases = {row: [row] for row in rows}
+        for cell in (c for cells in naming for c in cells):
+            aliases[cell.row].append(cell.value)
+        name = doc.rsplit(".", 1)[0]
+        name = f"{name} {name.replace('-', ' ')}"
+        subject = frozenset(words(" ".join([name, *fields, facts[0].section, *constant])))
+        return cls(doc, key, tuple(facts), {row: tuple(names) for row, names in aliases.items()}, subject,
+                   frozenset(words(name)), top)
+
+    @property
+    def subject(self) -> str:
+        """The document's name, as a sentence calls it."""
+        return self.doc.rsplit(".", 1)[0]
+
+    @property
+    def rows(self) -> list[str]:
+        return list(dict.fromkeys(f.row for f in self.facts))
+
+    @property
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(f.column for f in self.facts))
+
+    @property
+    def label(self) -> str:
+        """The header of its row labels' column ("layer"), "" where it has none."""
+        return self.key.partition("|")[2].split("|")[0].strip()
+
+    def listed(self, rows: Sequence[str]) -> str:
+        return ", ".join(self.shown(r) for r in rows[:10]) + (", ..." if len(rows) > 10 else "")
+
+    def shown(self, row: str) -> str:
+        """A row as a sentence names it: its label, and its first other name ("S-01 (Ingrid Valen)")."""
+        names = self.aliases.get(row, (row,))
+        return label_text(row) + (f" ({names[1]})" if len(names) > 1 else "")
+
+    def context(self, fact: Fact, subject: bool = True) -> set[str]:
+        """The words a question may name a fact by: its row's names, its column, the subject."""
+        names = " ".join(self.aliases.get(fact.row, (fact.row,)))
+        return {*(self.subject_words if subject else ()), *words(names), *words(fact.column)}
+
+
+def label_text(text: str) -> str:
+    """A row label as a sentence says it, its brackets left out."""
+    return BRACKETS.sub("", text).strip() or text
