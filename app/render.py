@@ -75,7 +75,20 @@ def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
         else:
             tag = "(unsupported: no source backs this)"
         lines.append(f"{escape(segment['text'], True)} *{tag}*" if markdown else f"{segment['text']}  {tag}")
+    lines += [f"**{escape(line, True)}**" if markdown else line for line in disagreements(answer)]
     return "\n\n".join(lines) if markdown else "\n".join(lines)
+
+
+def disagreements(answer: dict[str, Any]) -> list[str]:
+    """One line per conflict (Answer.conflicts): "Sources disagree on rate: [1] gives 14%
+    (a.md), [2] gives 12% (b.md)"."""
+    lines = []
+    for conflict in answer.get("conflicts") or []:
+        what = f" on {conflict['what']}" if conflict.get("what") else ""
+        values = ", ".join(f"[{v['ref']}] gives {v['value']} ({v.get('doc') or '?'})"
+                           for v in conflict["values"])
+        lines.append(f"Sources disagree{what}: {values}")
+    return lines
 
 
 def render_sources(answer: dict[str, Any], markdown: bool = False) -> str:

@@ -127,6 +127,9 @@ class Answer:
     # The evidence's widening steps, in order: why (no figure, no answer, unsupported), and the
     # chunks and tokens of the try that was widened.
     widened: list[dict[str, Any]] = field(default_factory=list)
+    # Where shown sources of documents no currency orders give the answer's figure otherwise
+    # (rag/conflicts.py): {what, values: [{value, ref, doc}, ...]}, the answer's value first.
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def answerable(self) -> bool:

@@ -9,7 +9,7 @@ fields; a table row is written as `column: value` pairs, so a cell is read with 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
@@ -110,6 +110,9 @@ class ContextBuilder:
     header_fields: Sequence[str] = ()
     tables: str = "rows"
     rank_weight: float = 0.5
+    # What the label says of each shown chunk's currency, given their documents in citation order
+    # (rag/currency.py's CurrentFirst.notes); None: nothing.
+    notes: Callable[[Sequence[str | None]], list[str]] | None = None
 
     def build(self, question: str, nodes: Sequence[NodeWithScore],
               budget: int) -> tuple[str, list[NodeWithScore]]:
@@ -131,7 +134,9 @@ class ContextBuilder:
         earlier = {(u.chunk, u.position) for u in shown}
         chosen: dict[int, list[Unit]] = {}
         documents: set[str | None] = set()  # of the chunks chosen so far
-        labels = [{full: self.count_tokens(self.label(n, full)) for full in (True, False)} for n in nodes]
+        guessed = self._notes(nodes, range(len(nodes)))  # as if all were shown: about as long
+        labels = [{full: self.count_tokens(self.label(n, full, note)) for full in (True, False)}
+                  for n, note in zip(nodes, guessed)]
         left = budget
         for unit in sorted(candidates, key=lambda u: ((u.chunk, u.position) not in earlier, -u.priority)):
             doc = nodes[unit.chunk].node.metadata.get("doc")
@@ -159,9 +164,10 @@ class ContextBuilder:
 
     def _render(self, nodes: Sequence[NodeWithScore], chosen: dict[int, list[Unit]]) -> str:
         blocks, documents = [], set()
+        notes = dict(zip(sorted(chosen), self._notes(nodes, sorted(chosen))))
         for number, index in enumerate(sorted(chosen), start=1):  # citation numbers follow the ranking
             meta = nodes[index].node.metadata
-            label = self.label(nodes[index], full=meta.get("doc") not in documents)
+            label = self.label(nodes[index], meta.get("doc") not in documents, notes[index])
             lines, printed = [f"[{number}] {label}"], set()
             documents.add(meta.get("doc"))
             for unit in sorted(chosen[index], key=lambda u: u.position):
@@ -181,12 +187,13 @@ class ContextBuilder:
             (u for key, u in picked.items() if key not in set(earlier)), key=lambda u: (u.chunk, u.position))
         blocks: list[list[str]] = []
         documents: set[str | None] = set()
+        notes = dict(zip(sorted(chosen), self._notes(nodes, sorted(chosen))))
         last, printed = None, set()
         for number, unit in enumerate(order, start=1):
             if unit.chunk != last:
                 meta = nodes[unit.chunk].node.metadata
                 full = meta.get("doc") not in documents
-                blocks.append([f"From {self.label(nodes[unit.chunk], full)}"])
+                blocks.append([f"From {self.label(nodes[unit.chunk], full, notes[unit.chunk])}"])
                 documents.add(meta.get("doc"))
                 last, printed = unit.chunk, set()
             lead = section(nodes[unit.chunk].node.metadata)
@@ -196,13 +203,19 @@ class ContextBuilder:
         return Evidence("\n\n".join("\n".join(block) for block in blocks),
                         [nodes[i] for i in sorted(chosen)], order, sorted(chosen))
 
-    def label(self, node: NodeWithScore, full: bool) -> str:
+    def label(self, node: NodeWithScore, full: bool, note: str = "") -> str:
         """A chunk's first line: its place, then its document's header fields (only the first,
-        the title, when the document has already been introduced)."""
+        the title, when the document has already been introduced), then its currency `note`."""
         meta = node.node.metadata
         fields = [f for f in self.header_fields if meta.get(f)][: None if full else 1]
         header = "; ".join(f"{f}: {meta[f]}" for f in fields)
-        return f"{place(meta)} ({header})" if header else place(meta)
+        label = f"{place(meta)} ({header})" if header else place(meta)
+        return f"{label} ({note})" if note else label
+
+    def _notes(self, nodes: Sequence[NodeWithScore], shown: Iterable[int]) -> list[str]:
+        """The currency note of each of the `shown` chunks (indices into `nodes`, in citation order)."""
+        docs = [nodes[i].node.metadata.get("doc") for i in shown]
+        return self.notes(docs) if self.notes else [""] * len(docs)
 
     def _prioritise(self, question: str, nodes: Sequence[NodeWithScore], candidates: list[Unit]) -> None:
         if not candidates:

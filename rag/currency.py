@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Protocol
+from typing import Any, Protocol
+
+from rag.retrieval import lexical_version
+from rag.settings import Settings
+from rag.store import Store, chunk_ids
 
 STATUSES = ("draft", "provisional", "final", "superseded", "erratum")
 METADATA_KEYS = ("effective_date", "version", "status", "supersedes", "corrects", "currency_origin")
@@ -192,3 +196,122 @@ def standings(documents: Iterable[Dated]) -> dict[str, str]:
         parts += [f"corrected by {link.by}" for link in corrected[d.doc]]
         shown[d.doc] = " · ".join(parts)
     return shown
+
+
+# ------------------------------------------------------------------ answer time
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A document as its chunks' metadata tells it (a Dated)."""
+
+    doc: str
+    title: str
+    currency: Currency
+
+
+@dataclass(frozen=True)
+class Relations:
+    """Which documents supersede or correct which, over the whole store."""
+
+    currency: dict[str, Currency] = field(default_factory=dict)
+    superseded: dict[str, Link | None] = field(default_factory=dict)
+    corrected: dict[str, list[Link]] = field(default_factory=dict)
+
+    def newer(self, doc: str | None) -> list[str]:
+        """The documents that supersede or correct `doc`."""
+        link = self.superseded.get(doc or "")
+        return ([link.by] if link else []) + [c.by for c in self.corrected.get(doc or "", [])]
+
+
+def shown_date(iso: str) -> str:
+    """2024-09-30 -> 30 Sep 2024; 2024-09 -> Sep 2024."""
+    parts = iso.split("-")
+    months = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+    month = months[int(parts[1]) - 1] if len(parts) > 1 else ""
+    return " ".join(p for p in (parts[2].lstrip("0") if len(parts) > 2 else "", month, parts[0]) if p)
+
+
+@dataclass
+class CurrentFirst:
+    """Currency at answer time. Among the ranked candidates, a document's best chunk goes just
+    above the first chunk of a document it supersedes or corrects (the older stays, so the answer
+    may name it as superseded); `notes` tells the context which shown chunk is current. The
+    relation needs every document's fields: read once per store version (one chunk a document),
+    so a document removed makes the one it superseded current again at the next question."""
+
+    store: Store
+    enabled: bool = True
+    _read: tuple[int | None, Relations] = (None, Relations())
+
+    @classmethod
+    def from_settings(cls, settings: Settings, store: Store) -> CurrentFirst:
+        return cls(store, settings.currency.prefer_current)
+
+    def relations(self) -> Relations:
+        version = lexical_version(self.store.lexical)
+        if not self.enabled or version is None:
+            return Relations()
+        if self._read[0] != version:
+            chunks = chunk_ids(self.store.collection, known=self.store.lexical.chunk_documents())
+            first = [min(ids) for ids in chunks.values()]
+            got = self.store.collection.get(ids=first, include=["metadatas"]) if first else {"metadatas": []}
+            documents = [Stored(str(meta["doc"]), _title(meta), Currency.from_metadata(meta))
+                         for meta in got["metadatas"] if meta.get("doc")]
+            self._read = (version, Relations({d.doc: d.currency for d in documents},
+                                             current_documents(documents), corrections(documents)))
+        return self._read[1]
+
+    def newer(self, doc: str | None) -> list[str]:
+        """The documents that supersede or correct `doc`."""
+        return self.relations().newer(doc)
+
+    def prefer(self, ranked: list[Any]) -> list[Any]:
+        """`ranked` (NodeWithScore) with each newer document's best chunk moved just above the
+        first chunk of the older one it supersedes or corrects."""
+        relations = self.relations()
+        ranked = list(ranked)
+        for _ in range(len(ranked)):  # a chain (v1 < v2 < v3) settles in a few moves
+            docs = [n.node.metadata.get("doc") for n in ranked]
+            moves = [(docs.index(newer), i) for i, doc in enumerate(docs) if docs.index(doc) == i
+                     for newer in relations.newer(doc) if newer in docs and docs.index(newer) > i]
+            if not moves:
+                break
+            newer, older = moves[0]
+            ranked.insert(older, ranked.pop(newer))
+        return ranked
+
+    def notes(self, docs: Sequence[str | None]) -> list[str]:
+        """For each shown chunk (`docs`: their documents, in citation order) what the context
+        says of its currency: "current: final, 30 Sep 2024; supersedes [1]", "superseded by [2]",
+        "corrects [1]", "" when no relation concerns it. A document not shown is named."""
+        relations = self.relations()
+        cited = {}
+        for number, doc in enumerate(docs, 1):
+            cited.setdefault(doc, number)
+
+        def name(doc: str) -> str:
+            return f"[{cited[doc]}]" if doc in cited else doc
+
+        notes = []
+        for doc in docs:
+            key = doc or ""
+            older = [d for d in cited if d and (link := relations.superseded.get(d)) and link.by == doc]
+            fixed = [d for d in cited if d and doc in [c.by for c in relations.corrected.get(d, [])]]
+            parts = []
+            if link := relations.superseded.get(key):
+                parts.append(f"superseded by {name(link.by)}")
+            elif older:
+                c = relations.currency.get(key, Currency())
+                date = c.effective_date and shown_date(c.effective_date)
+                said = ", ".join(p for p in (c.status, date) if p)
+                parts.append(f"current: {said}" if said else "current")
+            parts += [f"supersedes {name(d)}" for d in older]
+            parts += [f"corrects {name(d)}" for d in fixed]
+            parts += [f"corrected by {name(c.by)}" for c in relations.corrected.get(key, [])]
+            notes.append("; ".join(parts))
+        return notes
+
+
+def _title(meta: Mapping[str, Any]) -> str:
+    return str(next((v for k, v in meta.items() if k.lower() == "title"), ""))

@@ -21,7 +21,9 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer, is_refusal
 from rag.cells import CellAnswer, CellLookup
 from rag.compose import Composer, notice
+from rag.conflicts import ConflictFinder, said
 from rag.context import ContextBuilder, Evidence, Widening
+from rag.currency import CurrentFirst
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
 from rag.postprocessors import best_ranked, build_rerank_stage
 from rag.premise import PremiseCheck
@@ -70,8 +72,11 @@ class RagPipeline:
         # (store version, documents per language)
         self._shares: tuple[int | None, dict[str, float]] = (None, {})
         self.count_tokens = token_counter(self.llm)
+        self.current = CurrentFirst.from_settings(settings, self.store)
+        self.conflicts = ConflictFinder.from_settings(settings, self.current.newer)
         self.context = ContextBuilder(self.encoder, self.count_tokens, list(settings.headers.fields),
-                                      settings.context.tables, settings.context.rank_weight)
+                                      settings.context.tables, settings.context.rank_weight,
+                                      self.current.notes)
         self.composer = Composer.from_settings(settings, self.matcher)
         self.widening = Widening.from_settings(settings)
         self.cells = CellLookup.from_settings(settings, self.store)
@@ -128,9 +133,11 @@ class RagPipeline:
             retrieved += [n for n in retriever.retrieve(QueryBundle(version)) if n.node.node_id not in known]
         lap("retrieve")
         ranked, search = best_ranked(reranker, retrieved, query.queries)
-        top = ranked[:keep]
         query = replace(query, search=search)
         lap("rerank")
+        ranked = self.current.prefer(ranked)  # a newer version or erratum above the older
+        top = ranked[:keep]
+        lap("currency")
         language = self.language(query.asked)  # answered, or refused, in the asker's language
 
         composes = cfg.answer.mode == "compose"
@@ -140,10 +147,14 @@ class RagPipeline:
                      segments: list[AnswerSegment] | None = None, mode: str = "") -> Answer:
             """A refusal keeps the chunks kept as its sources so a reader can check them; when no
             sentence the model wrote was supported, its draft stays in the segments (all marked
-            unsupported) so readers see what was held back."""
-            return Answer(query.asked, text, segments or [], sources, timings, self.matcher.scorer.kind,
-                          self.reranker.scorer_kind, query.rewritten, query.translated, gate, draft,
-                          mode or ("composed" if composes else "generated"), widened)
+            unsupported) so readers see what was held back. Sources that disagree are said."""
+            checked = time.perf_counter()
+            conflicts = self.conflicts.find(query.standalone, text, sources, gate)
+            timings["conflicts"] = round((time.perf_counter() - checked) * 1000, 1)
+            return Answer(query.asked, said(text, conflicts, language), segments or [], sources, timings,
+                          self.matcher.scorer.kind, self.reranker.scorer_kind, query.rewritten,
+                          query.translated, gate, draft, mode or ("composed" if composes else "generated"),
+                          widened, [c.to_dict() for c in conflicts])
 
         if not top or max(self._relevance(q, top) for q in query.queries) < cfg.retrieval.min_score:
             timings.update(context=0.0, generate=0.0, match=0.0)

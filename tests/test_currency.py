@@ -1,6 +1,8 @@
-"""Document currency (ingestion/currency.py): fields and their origins read at a real ingest, the
-family order and stated links computed at read time, the older document current again once the
-newer is removed, and embeddings untouched by the new fields."""
+"""Document currency (ingestion/currency.py, rag/currency.py): fields and their origins read at a
+real ingest, the family order and stated links computed at read time, the older document current
+again once the newer is removed, and embeddings untouched by the new fields; at answer time the
+newer version or erratum ranked above the older, the context saying which is current, the current
+value answered (the real LLM), and the older current again once the newer is removed."""
 
 from __future__ import annotations
 
@@ -109,3 +111,92 @@ def test_spellings_of_dates_versions_and_links():
     assert read("Draft budget").status == "draft" and read("Note", "The final figure is open").status is None
     assert read("Note", Date="2024-05-06").origin == {"effective_date": "front matter date"}
     assert read("Note") == Currency()
+
+
+# ------------------------------------------------------------------ at answer time (rag/currency.py)
+
+ANSWERS = FIXTURES / "currency_answers"
+P1, P2, FIX = "travel-policy-v1.md", "travel-policy-v2.md", "travel-erratum-2024-10.md"
+MEAL_Q = "What is the daily meal allowance on business trips?"
+
+
+def answers_store(tmp_path_factory, base_settings, names, **currency):
+    folder = tmp_path_factory.mktemp("answers")
+    for name in names:
+        (folder / "docs").mkdir(exist_ok=True)
+        shutil.copy(ANSWERS / name, folder / "docs" / name)
+    settings = fresh_settings(base_settings, folder / "storage", currency=currency)
+    assert ingest([folder / "docs"], settings, progress=False).indexed == len(names)
+    return settings
+
+
+@pytest.fixture(scope="module")
+def policies(base_settings, tmp_path_factory):
+    return answers_store(tmp_path_factory, base_settings, [P1, P2, FIX])
+
+
+def scripted(settings, *replies):
+    from conftest import ScriptedLLM
+
+    from rag.pipeline import RagPipeline
+
+    return RagPipeline(settings, llm=ScriptedLLM(replies=list(replies), prompts=[]))
+
+
+def labels(prompt: str) -> dict[str, str]:
+    """Each passage's document -> its label line, from the prompt's passages."""
+    passages = prompt.split("Passages:")[-1]
+    return {line.split()[1].rstrip(":"): line for line in passages.splitlines() if line.startswith("[")}
+
+
+def test_the_newer_version_is_ranked_first_and_the_context_says_which_is_current(policies):
+    pipeline = scripted(policies, "The daily meal allowance is EUR 55 [1].", "The hotel limit is EUR 180.")
+    answer = pipeline.answer(MEAL_Q)
+    refs = {s.doc: s.ref for s in answer.sources}
+    assert refs[P2] < refs[P1] and "currency" in answer.timings_ms
+    shown = labels(pipeline.llm.prompts[-1])
+    assert f"(current: final, 30 Sep 2024; supersedes [{refs[P1]}]" in shown[P2]
+    assert shown[P1].endswith(f"(superseded by [{refs[P2]}])")
+    answer = pipeline.answer("What is the hotel limit per night?")
+    refs = {s.doc: s.ref for s in answer.sources}
+    shown = labels(pipeline.llm.prompts[-1])
+    assert refs[FIX] < refs[P2] and shown[FIX].endswith(f"(corrects [{refs[P2]}])")
+    assert f"corrected by [{refs[FIX]}]" in shown[P2]
+
+
+def test_the_best_chunk_of_the_newer_moves_just_above_the_older(policies):
+    from llama_index.core.schema import NodeWithScore
+
+    from rag.currency import CurrentFirst
+    from rag.store import Store
+
+    nodes = {n.metadata["doc"]: NodeWithScore(node=n, score=0.0) for n in all_nodes(policies)}
+    current = CurrentFirst.from_settings(policies, Store(policies))
+    ranked = current.prefer([nodes[P1], nodes[P2], nodes[FIX]])
+    # v2 above v1, then the erratum above v2: each older stays, below.
+    assert [n.node.metadata["doc"] for n in ranked] == [FIX, P2, P1]
+    off = CurrentFirst(Store(policies), enabled=False)
+    assert [n.node.metadata["doc"] for n in off.prefer([nodes[P1], nodes[P2]])] == [P1, P2]
+
+
+def test_the_current_value_is_answered_and_cited(policies, pipeline):
+    """The real LLM: the newer value, cited to the newer document; the older shown as superseded."""
+    from rag.pipeline import RagPipeline
+
+    answer = RagPipeline(policies, llm=pipeline.llm).answer(MEAL_Q)
+    refs = {s.doc: s.ref for s in answer.sources}
+    assert "55" in answer.answer and "40" not in answer.answer, answer.answer
+    cited = {r.doc for segment in answer.segments for r in segment.references}
+    assert P2 in cited and P1 in refs
+
+
+def test_the_older_is_current_again_once_the_newer_is_removed(base_settings, tmp_path_factory):
+    settings = answers_store(tmp_path_factory, base_settings, [P1, P2])
+    pipeline = scripted(settings, *["The daily meal allowance is EUR 40 [1]."] * 2)
+    answer = pipeline.answer(MEAL_Q)
+    assert "superseded by" in labels(pipeline.llm.prompts[-1])[P1]
+    assert answer.conflicts and answer.conflicts[0]["current"] == {s.doc: s.ref for s in answer.sources}[P2]
+    remove([P2], settings)
+    answer = pipeline.answer(MEAL_Q)  # the same pipeline: nothing stale
+    assert [s.doc for s in answer.sources] == [P1] and "supersede" not in labels(pipeline.llm.prompts[-1])[P1]
+    assert answer.conflicts == []
