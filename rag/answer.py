@@ -130,6 +130,7 @@ class Answer:
     # Where shown sources of documents no currency orders give the answer's figure otherwise
     # (rag/conflicts.py): {what, values: [{value, ref, doc}, ...]}, the answer's value first.
     conflicts: list[dict[str, Any]] = field(default_factory=list)
+    hop: str | None = None  # the entity a second retrieval searched for (rag/hop.py); None: one round
 
     @property
     def answerable(self) -> bool:

@@ -24,6 +24,7 @@ from rag.compose import Composer, notice
 from rag.conflicts import ConflictFinder, said
 from rag.context import ContextBuilder, Evidence, Widening
 from rag.currency import CurrentFirst
+from rag.hop import Hop, Hopped
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
 from rag.postprocessors import best_ranked, build_rerank_stage
 from rag.premise import PremiseCheck
@@ -81,6 +82,7 @@ class RagPipeline:
         self.widening = Widening.from_settings(settings)
         self.cells = CellLookup.from_settings(settings, self.store)
         self.premise = PremiseCheck.from_settings(settings)
+        self.hop = Hop.from_settings(settings)
 
     def answer(
         self,
@@ -142,6 +144,7 @@ class RagPipeline:
 
         composes = cfg.answer.mode == "compose"
         widened: list[dict[str, str | int]] = []
+        hopped: Hopped | None = None
 
         def answered(text: str, sources: list[Source], gate: str | None = None, draft: str = "",
                      segments: list[AnswerSegment] | None = None, mode: str = "") -> Answer:
@@ -149,12 +152,14 @@ class RagPipeline:
             sentence the model wrote was supported, its draft stays in the segments (all marked
             unsupported) so readers see what was held back. Sources that disagree are said."""
             checked = time.perf_counter()
+            if hopped is not None:  # the bridge's line cited too: the answer cites both documents
+                text, segments = hopped.cited(text, segments or [], sources, gate)
             conflicts = self.conflicts.find(query.standalone, text, sources, gate)
             timings["conflicts"] = round((time.perf_counter() - checked) * 1000, 1)
             return Answer(query.asked, said(text, conflicts, language), segments or [], sources, timings,
                           self.matcher.scorer.kind, self.reranker.scorer_kind, query.rewritten,
                           query.translated, gate, draft, mode or ("composed" if composes else "generated"),
-                          widened, [c.to_dict() for c in conflicts])
+                          widened, [c.to_dict() for c in conflicts], hopped and hopped.entity)
 
         if not top or max(self._relevance(q, top) for q in query.queries) < cfg.retrieval.min_score:
             timings.update(context=0.0, generate=0.0, match=0.0)
@@ -165,6 +170,12 @@ class RagPipeline:
         lap("cells")
         if cell is not None:
             return answered(*self._cited_cells(cell, ranked), mode="cells")
+        # A bridge to another document (a lead's name, not their office): one more retrieval.
+        hopped = self.hop.follow(query.search, ranked, keep, retriever, reranker)
+        if hopped is not None:
+            ranked, query = hopped.ranked, replace(query, search=hopped.search)
+            composes = composes or self.hop.compose  # a sentence joining two documents cites neither
+        lap("hop")
 
         budget, shown, step = self.budget(room), [], 0
         while True:

@@ -24,7 +24,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from rag.settings_checks import FactsSettings, PremiseSettings
+from rag.settings_checks import FactsSettings, HopSettings, PremiseSettings
 from rag.settings_sections import (
     MIN_CONTEXT,
     AnswerSettings,
@@ -49,7 +49,7 @@ from rag.settings_tools import EvaluationSettings, TrainingSettings, UISettings
 __all__ = [
     "MIN_CONTEXT", "AnswerSettings", "ChunkingSettings", "ConfigFile", "ConfigPath", "ContextSettings",
     "CurrencySettings", "EmbeddingSettings", "EvaluationSettings", "FactsSettings", "HeaderSettings",
-    "IngestSettings", "LLMSettings",
+    "HopSettings", "IngestSettings", "LLMSettings",
     "PremiseSettings", "ReferenceSettings", "RerankSettings", "RetrievalSettings", "ServerSettings",
     "StoreSettings", "SupportSettings", "TrainingSettings", "UISettings", "Settings", "SettingsLoadError",
     "load_settings", "config_path", "problems", "renamed", "REPO_ROOT", "CONFIG_NAME", "DEFAULT_CONFIG",
@@ -115,6 +115,7 @@ class Settings(BaseSettings):
     references: ReferenceSettings = Field(default_factory=ReferenceSettings)
     facts: FactsSettings = Field(default_factory=FactsSettings)
     premise: PremiseSettings = Field(default_factory=PremiseSettings)
+    hop: HopSettings = Field(default_factory=HopSettings)
     ui: UISettings = Field(default_factory=UISettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)

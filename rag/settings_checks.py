@@ -1,5 +1,5 @@
-"""The `[facts]` and `[premise]` sections: the checks that answer or refuse a question before the
-model writes (rag/cells.py, rag/premise.py)."""
+"""The `[facts]`, `[premise]` and `[hop]` sections: the checks that answer or refuse a question
+before the model writes, and the second retrieval (rag/cells.py, rag/premise.py, rag/hop.py)."""
 
 from __future__ import annotations
 
@@ -34,4 +34,18 @@ class PremiseSettings(Section):
     )
     min_overlap: int = Field(
         2, ge=1, description="Content words an evidence sentence shares with the question to contradict it."
+    )
+
+
+class HopSettings(Section):
+    """The second retrieval of a two-document question (rag/hop.py)."""
+
+    enabled: bool = Field(True, description="false: no second retrieval (one round, as before).")
+    chunks: int = Field(3, ge=1, description="The bridge is looked for in this many best-ranked kept chunks.")
+    retrieve_k: int = Field(
+        10, ge=1, description="New chunks of the second retrieval that join the candidates."
+    )
+    compose: bool = Field(
+        True, description="After a second retrieval the answer quotes the evidence units, each cited to "
+                          "its document (as [answer] mode = compose); false: the answer mode as set."
     )

@@ -1,0 +1,293 @@
+"""The second hop of a two-document question: when the first retrieval's kept chunks hold the row
+or sentence the question describes ("the lead of engagement ENG-2024-031") and, in it, the entity
+it leads to (the lead's name) but not the fact asked (their office), one more retrieval runs with
+that entity and the asked words ("Min-jun Park office"); its chunks join the candidates, all are
+reranked together and the bridge chunk stays kept, so the answer can cite both documents.
+
+Found without a model, for kinds of documents: the asked words follow the question's wh-word
+(which/what/how many; 어느/어떤/무슨/몇); a table row (a Markdown table's, or a block of `key:
+value` lines) is the bridge when the question names one of its values (the anchor) and a column
+(the relation) whose value it does not hold, and no column it names is asked; a sentence is when
+it shares two of the question's other words and holds a name or code the question lacks, and
+neither the asked words nor (a figure asked) a figure. Nothing happens when the kept chunks
+already hold the entity beside the asked words: the first round suffices.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+
+from rag.answer import AnswerSegment, Source
+from rag.facts import BLANKS, number_of
+from rag.labels import STOP, is_code, named, same, words
+from rag.postprocessors import best_ranked
+from rag.premise_words import CODE, NOT_NAMES
+from rag.references import marked
+from rag.settings import Settings
+from rag.text import NUMBER, cells, hangul_script, split_sentences, table_rows
+
+_WH = frozenset({"which", "what"})
+_HOW = frozenset({"many", "much", "long", "old", "often", "far"})
+# What follows the asked phrase when the question reaches the asked thing through another.
+_THROUGH = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "of"})
+_LETTER = re.compile(r"[^\W\d_]")
+_KO_BEFORE = frozenset({"어느", "어떤", "무슨"})
+_KO_AFTER = ("몇", "얼마", "무엇", "어디", "누구")
+_KEY_VALUE = re.compile(r"^\s*([\w.\[\]-]{1,60})\s*:\s+(.+?)\s*$")
+# A proper name: capitalised words in a run ("Ingrid Valen", "Lena Krüger", "Min-jun Park").
+_NAME = re.compile(r"(?<![\w-])[A-Z][\w'’]*(?:-[\w'’]+)*(?:\s+[A-Z][\w'’]*(?:-[\w'’]+)*)*")
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """The entity a kept chunk leads to (a cell's value, a name in a sentence), the chunk's index
+    among the kept chunks, the words the question asks for, and the row (as `column: value`
+    pairs, as the context writes it) or sentence that names the entity."""
+
+    entity: str
+    chunk: int
+    asked: tuple[str, ...]
+    line: str = ""
+
+    @property
+    def query(self) -> str:
+        """The sub-question the second retrieval asks: the entity and the asked words."""
+        return " ".join((self.entity, *self.asked))
+
+
+@dataclass(frozen=True)
+class Hopped:
+    """The second round's outcome: the candidates reranked together, led by the best new chunk
+    holding the entity and the bridge chunk (the context's units follow the ranking: both parts
+    of the answer reach the prompt); the entity searched, and the question that chooses the
+    context's units (the sub-question beside it)."""
+
+    ranked: list[NodeWithScore]
+    entity: str
+    search: str
+    bridge: Bridge
+    chunk_id: str  # the bridge chunk's
+
+    def cited(self, text: str, segments: list[AnswerSegment], sources: list[Source],
+              gate: str | None) -> tuple[str, list[AnswerSegment]]:
+        """An answer's text and segments with the bridge's line quoted after them, cited to its
+        chunk, where the answer does not cite that chunk already (a composed answer quotes the
+        fact's row; the bridge row says why that row is the one): both documents are cited."""
+        source = next((s for s in sources if s.chunk_id == self.chunk_id), None)
+        cites = {ref.chunk_id for segment in segments for ref in segment.references}
+        if gate is not None or source is None or source.chunk_id in cites or not self.bridge.line:
+            return text, segments
+        first = max((segment.sentences[-1] for segment in segments), default=-1) + 1
+        quoted = marked(self.bridge.line, [source.ref])
+        added = AnswerSegment(quoted, [first, first + max(len(split_sentences(quoted)), 1) - 1], True,
+                              [source.reference(1.0)])
+        return f"{text}\n{quoted}", [*segments, added]
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a question asks for: the words naming it ("office", "years"), whether a figure, and
+    whether the question reaches it through another thing it describes ("the lead of ...", "the
+    partner who ...", "책임자의 ..."): only then can a second document hold it."""
+
+    words: tuple[str, ...]
+    figure: bool
+    through: bool
+
+
+def asked(question: str) -> Asked:
+    """English: the noun phrase after the first wh-word, its last two words ("In which office",
+    "how many years of experience", "what is the daily meal allowance"), reached through the
+    phrase after an auxiliary or "of" ("... is the lead of", "... does the partner who").
+    Korean: the word after 어느/어떤/무슨 or before 몇/얼마/무엇/어디/누구, reached through a
+    possessive (책임자의)."""
+    found = words(question)
+    figure = "how" in found or any(w.startswith(("몇", "얼마")) for w in found)
+    if hangul_script(question):
+        head = [found[i + 1] for i, w in enumerate(found[:-1]) if w in _KO_BEFORE]
+        head += [found[i - 1] for i, w in enumerate(found) if i and w.startswith(_KO_AFTER)]
+        head = [w for w in head if not is_code(w)][:1]
+        through = bool(head) and any(w.endswith("의") and len(w) > 2 and w not in head for w in found)
+        return Asked(tuple(head), figure, through)
+    for i, word in enumerate(found):
+        if word in _WH or (word == "how" and i + 1 < len(found) and found[i + 1] in _HOW):
+            rest = list(found[i + 1 + (word == "how"):])
+            while rest and rest[0] in STOP and word != "how":  # "what is the fee", not "how much does"
+                rest.pop(0)
+            phrase = []
+            while rest and rest[0] not in STOP:
+                phrase.append(rest.pop(0))
+            head = [w for w in phrase if not is_code(w) and len(w) > 1][-2:]
+            return Asked(tuple(head), figure, bool(rest) and rest[0] in _THROUGH)
+    return Asked((), figure, False)
+
+
+def _held(text: str, question: Sequence[str]) -> bool:
+    """Whether the question names every word of a value (then it is no entity the question lacks)."""
+    needed = [w for w in words(text) if w not in STOP]
+    return bool(needed) and all(any(same(w, q) or same(q, w) for q in question) for w in needed)
+
+
+def _text(node: NodeWithScore) -> str:
+    return node.node.get_content(metadata_mode=MetadataMode.NONE)
+
+
+def _touched(text: str, question: Sequence[str]) -> bool:
+    """Whether the question names any word of a text."""
+    return any(same(w, q) or same(q, w) for w in words(text) if w not in STOP for q in question)
+
+
+def _names(label: str, question: Sequence[str]) -> bool:
+    return bool(label) and named(label, question)[0] > 0
+
+
+def _entity(value: str) -> bool:
+    """A name or a code, no bare figure or date: what another document can be searched for."""
+    return number_of(value) is None and _LETTER.search(value) is not None
+
+
+def _anchor(row: list[tuple[str, str]], others: Sequence[str]) -> set[str] | None:
+    """The question's words naming the columns of the row's values it names; None when it names
+    none of its values."""
+    columns = [label for label, value in row if _held(value, others)]
+    return {w for label in columns for w in named(label, others)[2]} if columns else None
+
+
+def records(text: str) -> tuple[list[list[tuple[str, str]]], list[str]]:
+    """A chunk's rows as (column, value) pairs (a Markdown table's rows; a block of `key: value`
+    lines as one row) and its other sentences."""
+    rows, sentences = [], []
+    for block in re.split(r"\n\s*\n", text.strip()):
+        if parsed := table_rows(block):
+            (header, _), lines = parsed
+            rows += [[(name, value) for name, value in zip(cells(header), cells(line))] for line in lines]
+            continue
+        lines = [line for line in block.splitlines() if line.strip()]
+        pairs = [m.groups() for line in lines if (m := _KEY_VALUE.match(line))]
+        if pairs and len(pairs) == len(lines):
+            rows.append([(key.replace(".", " "), value) for key, value in pairs])
+        else:
+            sentences += split_sentences(" ".join(line for line in lines if not line.startswith("#")))
+    return rows, sentences
+
+
+def _written(row: list[tuple[str, str]]) -> str:
+    """A row as the context writes it: `column: value` pairs."""
+    return "; ".join(f"{label}: {value}" if label else value for label, value in row if value)
+
+
+def _row_bridge(row: list[tuple[str, str]], others: Sequence[str], asked: Sequence[str]) -> str | None:
+    """The value of the column the question names, in a row one of whose values it names."""
+    filled = [(label, value) for label, value in row if value.strip().lower() not in BLANKS]
+    anchor = _anchor(filled, others)
+    asked_here = any(_names(label, asked) or _touched(value, asked) for label, value in filled)
+    if not asked or anchor is None or asked_here:
+        return None
+    # The relation is named by words of its own, not only by those naming the anchor's column.
+    related = [(len(named(label, others)[2] - anchor), i, value) for i, (label, value) in enumerate(filled)
+               if named(label, others)[2] - anchor and _entity(value) and not _touched(value, others)]
+    # The column the question names most by words of its own; the first of a tie.
+    return min(related, key=lambda r: (-r[0], r[1]))[2] if related else None
+
+
+def _sentence_bridge(sentence: str, others: Sequence[str], asked: Sequence[str], figure: bool) -> str | None:
+    """A name or code the question lacks, in a sentence that shares two of its other words."""
+    own = words(sentence)
+    shared = {q for q in others if any(same(w, q) for w in own)}
+    if len(shared) < 2 or any(same(w, a) for w in own for a in asked) or (not asked and not figure):
+        return None
+    if figure and NUMBER.search(sentence):
+        return None
+    for match in [*_NAME.finditer(sentence), *CODE.finditer(sentence)]:
+        name = match.group()
+        first_word = match.start() == 0 and " " not in name
+        if not first_word and name.lower() not in NOT_NAMES and not _touched(name, others):
+            return name
+    return None
+
+
+@dataclass
+class Hop:
+    """At most one second retrieval (`[hop]`), from the bridge in the first `chunks` kept chunks;
+    `retrieve_k` of its new chunks join the candidates. `compose`: its answer quotes the evidence
+    units (`[answer] mode = "compose"`), each cited to its own document: a sentence the model
+    writes joining the two ("the lead of X is based in Seoul") is backed by neither alone, and the
+    reference matcher refuses it."""
+
+    enabled: bool = True
+    chunks: int = 3
+    retrieve_k: int = 10
+    compose: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Hop:
+        hop = settings.hop
+        return cls(hop.enabled, hop.chunks, hop.retrieve_k, hop.compose)
+
+    def bridge(self, question: str, kept: Sequence[NodeWithScore]) -> Bridge | None:
+        """The bridge of the question in these kept chunks, or None (off, none, or the first round
+        already holds the entity beside the asked words)."""
+        if not self.enabled:
+            return None
+        want = asked(question)
+        if not want.through:
+            return None  # the question describes no other thing: one document answers it
+        others = [w for w in words(question) if w not in STOP and w not in want.words]
+        texts = [_text(n) for n in kept]
+        if any(_anchor(row, others) is not None and any(_names(k, want.words) for k, _ in row)
+               for text in texts for row in records(text)[0]):
+            return None  # a row the question names holds the asked column: one document answers
+        found = None
+        for i, text in enumerate(texts[: self.chunks]):
+            rows, sentences = records(text)
+            lines = [(_row_bridge(r, others, want.words), _written(r)) for r in rows]
+            lines += [(_sentence_bridge(s, others, want.words, want.figure), s) for s in sentences]
+            entity, line = next(((e, line) for e, line in lines if e), (None, ""))
+            if entity:
+                found = Bridge(entity, i, want.words, line)
+                break
+        if found is None or any(self._answers(text, found) for text in texts):
+            return None
+        return found
+
+    @staticmethod
+    def _answers(text: str, bridge: Bridge) -> bool:
+        """Whether a kept chunk holds the entity in a row naming the asked words (or a sentence
+        holding them): the fact is already there."""
+        rows, sentences = records(text)
+        entity = words(bridge.entity)
+        for row in rows:
+            if any(_held(v, entity) for _, v in row) and any(_names(k, bridge.asked) for k, _ in row):
+                return True
+        return any(_held(bridge.entity, words(s)) and _held(" ".join(bridge.asked), words(s))
+                   for s in sentences)
+
+    def follow(self, question: str, ranked: list[NodeWithScore], keep: int, retriever: BaseRetriever,
+               reranker: BaseNodePostprocessor) -> Hopped | None:
+        """The second round when the kept chunks hold a bridge; None when they do not."""
+        bridge = self.bridge(question, ranked[:keep])
+        if bridge is None:
+            return None
+        known = {n.node.node_id for n in ranked}
+        new = [n for n in retriever.retrieve(QueryBundle(bridge.query)) if n.node.node_id not in known]
+        pool = ranked + new[: self.retrieve_k]
+        # Every candidate ranked (not only the stage's top_n): the target may rank below the kept.
+        everyone = reranker.model_copy(update={"top_n": len(pool)})
+        joined, _ = best_ranked(everyone, pool, [question, bridge.query])
+        kept = {n.node.node_id for n in ranked[:keep]}  # the target may have been a candidate, not kept
+        later = [n for n in joined if n.node.node_id not in kept]
+        # The chunk that holds the entity beside the asked words, else the best that names the entity.
+        target = next((n for n in later if self._answers(_text(n), bridge)), None) or next(
+            (n for n in later if _held(bridge.entity, words(_text(n)))), None)
+        scored = {n.node.node_id: n for n in joined}
+        chunk = ranked[bridge.chunk]
+        pinned = ([target] if target else []) + [scored.get(chunk.node.node_id, chunk)]
+        ids = {n.node.node_id for n in pinned}
+        return Hopped(pinned + [n for n in joined if n.node.node_id not in ids], bridge.entity,
+                      f"{question} ({bridge.query})", bridge, chunk.node.node_id)

@@ -1,0 +1,113 @@
+"""The second hop of a two-document question (rag/hop.py): what a question asks for and through
+what, the bridge in the kept chunks (a table row, a sentence; English and Korean), and, over a
+real store of a project register, a staff directory, Korean test records and distractors, the
+pipeline's second retrieval: a two-document question retrieves and cites both documents, a
+one-document question takes no hop, and with the hop off the second document is never reached."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES, ScriptedLLM, fresh_settings
+from llama_index.core.schema import NodeWithScore, TextNode
+
+from ingestion.pipeline import ingest
+from rag.hop import Hop, asked
+from rag.pipeline import RagPipeline
+
+OFFICE_Q = "In which office is the lead of project PRJ-2025-117 based?"
+OFFICE_KO = "T-202 시험 책임자의 근무지는 어디입니까?"
+REGISTER = """| Project | Client | Budget (EUR k) | Project lead |
+|---|---|---|---|
+| PRJ-2025-104 | Halvorsen Shipping | 220 | Clara Wendt |
+| PRJ-2025-117 | Nordlys Energy | 145 | Tomas Ek |"""
+STAFF = """| name | office | grade |
+|---|---|---|
+| Tomas Ek | Stavanger | Principal engineer |"""
+SCHEDULE = """| 시험 번호 | 시험 항목 | 시험 책임자 |
+|---|---|---|
+| T-201 | 충돌 안전성 | 김서연 |
+| T-202 | 배터리 열폭주 | 박지훈 |"""
+
+
+def chunks(*texts: str) -> list[NodeWithScore]:
+    return [NodeWithScore(node=TextNode(text=text, metadata={"doc": f"d{i}"}), score=1.0 - i / 10)
+            for i, text in enumerate(texts)]
+
+
+def test_what_a_question_asks_for_and_through_what():
+    assert asked(OFFICE_Q).words == ("office",) and asked(OFFICE_Q).through
+    years = asked("How many years of experience does the partner who signed the audit have?")
+    assert years.words == ("years",) and years.figure and years.through
+    # The thing asked is described directly: no other thing leads to it.
+    assert not asked("What is the daily meal allowance under the travel policy?").through
+    assert not asked("What is the 2025 day rate for a principal in Hamburg?").through
+    korean = asked(OFFICE_KO)
+    assert korean.words == ("근무지는",) and korean.through
+    assert not asked("T-202 시험의 시험일은 언제입니까?").through  # nothing named as asked
+    assert asked("How much does the lead of project PRJ-2025-117 charge?").words == ()
+
+
+def test_the_bridge_is_a_row_or_a_sentence_that_names_the_entity_but_not_the_fact():
+    hop = Hop()
+    assert hop.bridge(OFFICE_Q, chunks(REGISTER)).query == "Tomas Ek office"
+    signed = "Internal audit 2024.\n\nReport dated 14 November 2024. Signed by Ingrid Valen, Partner."
+    question = "How many years of experience does the partner who signed the 2024 audit have?"
+    assert hop.bridge(question, chunks(signed)).entity == "Ingrid Valen"
+    assert hop.bridge(OFFICE_KO, chunks(SCHEDULE)).entity == "박지훈"
+    # The row the question names holds the asked column: one document answers.
+    assert hop.bridge("What is the budget of the lead of project PRJ-2025-117?", chunks(REGISTER)) is None
+    # The kept chunks already hold the entity beside the asked column: the first round suffices.
+    assert hop.bridge(OFFICE_Q, chunks(REGISTER, STAFF)) is None
+    assert Hop(enabled=False).bridge(OFFICE_Q, chunks(REGISTER)) is None
+
+
+@pytest.fixture(scope="module")
+def projects(base_settings, tmp_path_factory):
+    """The fixture corpus in a fresh store. Three chunks kept, not five: in a corpus of nine
+    one-chunk documents five kept hold half of it, the directory among them by chance; three
+    stand for a real corpus, where the first round keeps the register and its like."""
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("hop"), retrieval={"keep_k": 3})
+    report = ingest([FIXTURES / "hop"], settings, progress=False)
+    assert report.indexed == 9 and not report.failed
+    return settings
+
+
+def hop_off(settings):
+    return settings.model_copy(update={"hop": settings.hop.model_copy(update={"enabled": False})})
+
+
+def documents(answer) -> set[str]:
+    return {source.doc for source in answer.sources}
+
+
+def test_a_two_document_question_is_answered_and_cited_to_both(projects):
+    """The real LLM: the register gives the lead, the directory their office; the answer cites
+    both documents."""
+    answer = RagPipeline(projects).answer(OFFICE_Q)
+    assert answer.hop == "Tomas Ek" and "hop" in answer.timings_ms
+    assert {"project-register.md", "staff-directory.csv"} <= documents(answer)
+    assert "Stavanger" in answer.answer, answer
+    cited = {ref.doc for segment in answer.segments for ref in segment.references}
+    assert {"project-register.md", "staff-directory.csv"} <= cited, answer.segments
+
+
+def test_a_korean_two_document_question_reaches_both_and_hop_off_reaches_one(projects):
+    """Retrieval only (the model's script declines): with the hop the researchers' list joins
+    the test schedule among the sources; with it off the list is never kept."""
+    answer = RagPipeline(projects, llm=ScriptedLLM(replies=["0"] * 5, prompts=[])).answer(OFFICE_KO)
+    assert answer.hop == "박지훈"
+    assert {"test-schedule-ko.md", "researchers-ko.csv"} <= documents(answer)
+    for question, second in ((OFFICE_KO, "researchers-ko.csv"), (OFFICE_Q, "staff-directory.csv")):
+        off = RagPipeline(hop_off(projects), llm=ScriptedLLM(replies=["0"] * 5, prompts=[])).answer(question)
+        assert off.hop is None and second not in documents(off)
+
+
+def test_a_one_document_question_takes_no_hop(projects):
+    """The register alone answers: no second retrieval, and the check costs less than one."""
+    pipeline = RagPipeline(projects, llm=ScriptedLLM(replies=["0"] * 10, prompts=[]))
+    for question in ("What is the budget of project PRJ-2025-117?", "Which office does Tomas Ek work in?",
+                     "T-202 시험의 시험일은 언제입니까?"):
+        answer = pipeline.answer(question)
+        assert answer.hop is None, question
+        # (a cell answer returns before the hop's check)
+        assert answer.timings_ms.get("hop", 0.0) < answer.timings_ms["retrieve"] / 2, answer.timings_ms
