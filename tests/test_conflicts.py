@@ -1,0 +1,83 @@
+"""Conflicts (rag/conflicts.py): two documents no currency relation orders give the answer's
+thing different figures: the Answer carries both values and both citations, its text and the CLI
+rendering say "Sources disagree"; a figure the answer does not concern is not reported; documents
+currency orders are no conflict unless the answer gave the older's value."""
+
+from __future__ import annotations
+
+import shutil
+from types import SimpleNamespace
+
+import pytest
+from conftest import FIXTURES, ScriptedLLM, fresh_settings
+
+from app.render import render_answer
+from ingestion.pipeline import ingest
+from rag.conflicts import ConflictFinder, said
+
+SURVEY, REGISTER = "north-site-survey.md", "facilities-register.md"
+P1, P2 = "travel-policy-v1.md", "travel-policy-v2.md"
+DOCKS_Q = "How many loading docks does the north warehouse have?"
+
+
+@pytest.fixture(scope="module")
+def store(base_settings, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("conflicts")
+    (folder / "docs").mkdir()
+    for name in (SURVEY, REGISTER, P1, P2):
+        shutil.copy(FIXTURES / "currency_answers" / name, folder / "docs" / name)
+    settings = fresh_settings(base_settings, folder / "storage")
+    assert ingest([folder / "docs"], settings, progress=False).indexed == 4
+    return settings
+
+
+def test_an_unlinked_conflict_is_reported_with_both_citations(store, pipeline):
+    """The real LLM answers; whichever figure it gives, the other document's is reported."""
+    from rag.pipeline import RagPipeline
+
+    answer = RagPipeline(store, llm=pipeline.llm).answer(DOCKS_Q)
+    refs = {s.doc: s.ref for s in answer.sources}
+    assert answer.answerable and len(answer.conflicts) == 1, answer.answer
+    conflict = answer.conflicts[0]
+    assert {(v["value"], v["ref"], v["doc"]) for v in conflict["values"]} == {
+        ("14", refs[SURVEY], SURVEY), ("12", refs[REGISTER], REGISTER)}
+    assert conflict["current"] is None and "docks" in conflict["what"]
+    assert "Sources disagree" in answer.answer and "conflicts" in answer.timings_ms
+    shown = render_answer(answer.to_dict())
+    assert f"[{refs[SURVEY]}] gives 14 ({SURVEY})" in shown and f"[{refs[REGISTER]}] gives 12" in shown
+
+
+def test_ordered_documents_are_no_conflict_and_another_figure_is_not_reported(store):
+    from rag.pipeline import RagPipeline
+
+    replies = ["The daily meal allowance is EUR 55 per traveller [1].",
+               "The south office has 3 meeting rooms [1]."]
+    pipeline = RagPipeline(store, llm=ScriptedLLM(replies=replies, prompts=[]))
+    answer = pipeline.answer("What is the daily meal allowance on business trips?")
+    assert {s.doc for s in answer.sources} >= {P1, P2} and answer.conflicts == []
+    # Both documents hold docks figures that differ; the answer is about meeting rooms.
+    answer = pipeline.answer("How many meeting rooms does the south office have?")
+    assert REGISTER in {s.doc for s in answer.sources} and answer.conflicts == []
+
+
+def test_with_currency_ignored_the_versions_are_a_conflict(store):
+    from rag.pipeline import RagPipeline
+
+    off = fresh_settings(store, store.storage_dir, currency={"prefer_current": False})
+    llm = ScriptedLLM(replies=["The daily meal allowance is EUR 55 [1]."], prompts=[])
+    answer = RagPipeline(off, llm=llm).answer("What is the daily meal allowance on business trips?")
+    assert [(c["values"][1]["doc"], c["current"]) for c in answer.conflicts] == [(P1, None)]
+
+
+def test_korean_wording_and_a_refusal_checked_for_the_question():
+    finder = ConflictFinder(lambda doc: [])
+    sources = [SimpleNamespace(ref=1, doc="a.md", text="북부 창고의 하역장은 14개이다. 사무실은 3층이다."),
+               SimpleNamespace(ref=2, doc="b.md", text="북부 창고의 하역장은 12개이다. 사무실은 5층이다.")]
+    found = finder.find("북부 창고의 하역장은 몇 개인가?", "북부 창고의 하역장은 14개이다 [1].", sources)
+    assert [[v["value"] for v in c.to_dict()["values"]] for c in found] == [["14", "12"]]
+    text = said("답 [1].", found, "Korean")
+    assert text.startswith("답 [1]. 출처마다 값이 다릅니다") and text.endswith(": [1]: 14, [2]: 12.")
+    # The model declined: the question's thing is compared.
+    refused = finder.find("북부 창고의 하역장은 몇 개인가?", "", sources, gate="model")
+    assert [[v["ref"] for v in c.values] for c in refused] == [[1, 2]]
+    assert finder.find("북부 창고의 하역장은 몇 개인가?", "", sources, gate="retrieval") == []
