@@ -19,6 +19,7 @@ from typing import Literal
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
+from rag.claims import places
 from rag.fact_tables import FactTable, label_text
 from rag.facts import Fact, value_unit
 from rag.labels import STOP, content, is_code, named, same, words
@@ -69,7 +70,7 @@ class CellLookup:
     index: LexicalIndex
     enabled: bool = True
     min_share: float = 0.75  # of a label's words the question must name
-    top_chunks: int = 1  # the table must be in one of the best-ranked candidate chunks
+    top_chunks: int = 3  # the table must be in one of the best-ranked candidate chunks
 
     @classmethod
     def from_settings(cls, settings, store) -> CellLookup:
@@ -86,24 +87,31 @@ class CellLookup:
         top = [t for t in tables if t.top]
         if not top:
             return None
+        # A question naming no row (which is highest, how many) reads the tables of the
+        # best-ranked chunk that holds any; one naming a row and a column, any of the top chunks'.
+        lead = next(filter(None, ([t for t in top if node.node.node_id in {f.chunk_id for f in t.facts}]
+                                  for node in candidates[: self.top_chunks])), [])
         ask = _Question(tuple(asked), self.min_share, hangul_script(question))
         labels = [label.lower() for t in tables for label in (*t.rows, *t.columns)]
         extreme = next(((kind, m.group().lower()) for kind, pattern in (("max", _MAX), ("min", _MIN))
                         for m in pattern.finditer(question)  # not a label's: "최대 하중"
                         if all(m.group() not in label for label in labels)), None)
         if extreme:
-            return ask.extreme(extreme[0], top, _MEASURES.get(extreme[1], frozenset()))
+            return ask.extreme(extreme[0], lead, _MEASURES.get(extreme[1], frozenset()))
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).lower() not in STOP), None)
         found = ask.cell(tables, noun, bool(_COUNT.search(question)))
         if found and found.kind == "cell" and _contradicted(found.facts[0], candidates,
                                                                 [w for w in asked if is_code(w)]):
             return None  # another document gives another figure: the pipeline shows both
+        if found and found.kind in ("cell", "blank") and _named_ahead(found.facts[0], candidates):
+            return None  # a better-ranked chunk speaks of that row: the pipeline reads it
         if found is None and _COUNT.search(question):
             counted = _COUNTED.search(question)
-            return ask.count(top, next((g.lower() for g in (counted.groups() if counted else ()) if g), None))
+            noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
+            return ask.count(lead, noun)
         if found is None and _WHICH.search(question):
-            return ask.select(top)
+            return ask.select(lead)
         return found
 
     def _tables(self, candidates: Sequence[NodeWithScore]) -> list[FactTable]:
@@ -156,6 +164,19 @@ def _rules_out(subject: frozenset[str] | set[str], codes: Sequence[str]) -> bool
                for c in codes if re.search(r"[a-z]", c) or re.fullmatch(r"\d{4}", c))
 
 
+def _named_ahead(fact: Fact, candidates: Sequence[NodeWithScore]) -> bool:
+    """Whether a chunk of another document ranked above the cell's names the cell's row (its text
+    may hold a table the facts could not read, or prose about that row)."""
+    for node in (c.node for c in candidates):
+        if node.node_id == fact.chunk_id:
+            return False
+        said = words(node.get_content(metadata_mode=MetadataMode.NONE))
+        if node.metadata.get("doc") != fact.doc and all(any(same(w, q) for q in said)
+                                                       for w in content(fact.row)):
+            return True
+    return False
+
+
 def _contradicted(fact: Fact, candidates: Sequence[NodeWithScore], codes: Sequence[str]) -> bool:
     """Whether a sentence of prose of another candidate document (not one the question's codes rule
     out) names the cell's row and column and gives figures, none of them the cell's ("Hamburg
@@ -165,7 +186,8 @@ def _contradicted(fact: Fact, candidates: Sequence[NodeWithScore], codes: Sequen
     needed = [*content(fact.row), *(content(fact.column) if fact.column else ())]
     for node in (c.node for c in candidates if c.node.metadata.get("doc") != fact.doc):
         name = str(node.metadata.get("doc", ""))
-        stem = name.rsplit(".", 1)[0]
+        # the day a note was written ("notes-2024-11-20") is no year its subject is of
+        stem = re.sub(r"(?:19|20)\d\d[-_.]\d\d(?:[-_.]\d\d)?", " ", name.rsplit(".", 1)[0])
         if _rules_out(frozenset(words(f"{stem} {stem.replace('-', ' ')}")), codes):
             continue
         for sentence in split_sentences(node.get_content(metadata_mode=MetadataMode.NONE)):
@@ -173,8 +195,11 @@ def _contradicted(fact: Fact, candidates: Sequence[NodeWithScore], codes: Sequen
                 continue
             said = words(sentence)
             figures = {w.replace(",", "") for w in said if w.replace(",", "").replace(".", "").isdigit()}
-            if (figures and fact.value.replace(",", "") not in figures
-                    and all(any(same(w, q) for q in said) for w in needed)):
+            # none of the cell's figure, or the cell's figure as the old side of a correction
+            # ("should read 2.4, not 3.4")
+            other = fact.value.replace(",", "") not in figures or any(
+                p.former and any(a.value == fact.number for a in p.amounts) for p in places(sentence))
+            if figures and other and all(any(same(w, q) for q in said) for w in needed):
                 return True
     return False
 
@@ -241,6 +266,8 @@ class _Question:
                            if f.row == rows[0] and f.column == columns[0]]
         most = max((hits for hits, _, _ in picked), default=0)
         picked = [(hits, table, f) for hits, table, f in picked if hits == most]
+        if any(f.column for _, _, f in picked):  # a row and a column named beat a lone field ("programme")
+            picked = [(hits, table, f) for hits, table, f in picked if f.column]
         if len({(f.value, f.unit) for _, _, f in picked}) != 1:
             return None  # none, or two cells that differ: the normal pipeline answers
         picked = [(hits, table, f) for hits, table, f in picked if table.top]
@@ -252,6 +279,7 @@ class _Question:
         if noun and not any(same(w, noun) for w in table.context(fact, subject=False)):
             return None
         row, column, subject = label_text(fact.row), fact.column, table.subject
+        row = f"{table.label} {row}" if row.isdigit() and table.label else row  # "layer 2", not "2"
         facts = tuple(f for _, _, f in picked)
         if fact.blank:
             text = (f"표에는 {subject}의 {row} {column} 값이 없습니다." if self.korean

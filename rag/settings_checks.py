@@ -18,7 +18,8 @@ class FactsSettings(Section):
         0.75, gt=0, le=1, description="Share of a row label's or column header's words a question must name."
     )
     top_chunks: int = Field(
-        1, ge=1, description="A table answers only when one of this many best-ranked chunks holds part of it."
+        3, ge=1, description="A table answers only when one of this many best-ranked chunks holds part of it "
+        "(and no better-ranked chunk of another document names the cell's row)."
     )
 
 

@@ -105,3 +105,26 @@ def test_prose_of_another_document_that_gives_another_figure_leaves_it_to_the_pi
     agreeing = TextNode(text="Accident year 2020 stood at 801 paid at 36 months.",
                         metadata={"doc": "memo.md"})
     assert "801" in lookup.answer(question, [*found, NodeWithScore(node=agreeing, score=0.1)]).text
+    erratum = TextNode(text="Accident year 2020 paid at 36 months should read 810, not 801.",
+                       metadata={"doc": "erratum.md"})  # the cell's figure as the corrected one
+    assert lookup.answer(question, [*found, NodeWithScore(node=erratum, score=0.1)]) is None
+
+
+def test_a_table_ranked_below_prose_answers_unless_the_prose_names_its_row(tables):
+    """A cell of a table in one of the `top_chunks` best chunks answers, unless a better-ranked
+    chunk of another document names the cell's row: that chunk may hold the answer itself."""
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    settings, candidates = tables
+    question = "What is the incurred amount of claim CL-2023-004?"
+    found = candidates(question)
+    lookup = CellLookup.from_settings(settings, Store(settings))
+
+    def ahead(text: str) -> list:
+        return [NodeWithScore(node=TextNode(text=text, metadata={"doc": "notes.md"}), score=1.0), *found]
+
+    assert "240000" in lookup.answer(question, ahead("Claims notes: the register was audited in May.")).text
+    assert lookup.answer(question, ahead("Claim CL-2023-004: incurred is under review.")) is None
+    narrow = CellLookup.from_settings(settings.model_copy(
+        update={"facts": settings.facts.model_copy(update={"top_chunks": 1})}), Store(settings))
+    assert narrow.answer(question, ahead("Claims notes: the register was audited in May.")) is None
