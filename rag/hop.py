@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.retrievers import BaseRetriever
@@ -66,13 +67,27 @@ class Hopped:
     """The second round's outcome: the candidates reranked together, led by the best new chunk
     holding the entity and the bridge chunk (the context's units follow the ranking: both parts
     of the answer reach the prompt); the entity searched, and the question that chooses the
-    context's units (the sub-question beside it)."""
+    context's units: the bridge's line and the sub-question, whose words the bridge's row and the
+    fact's hold (the whole question's words favour the bridge document's other rows, the
+    sub-question's alone the other rows of the fact's table)."""
 
     ranked: list[NodeWithScore]
     entity: str
     search: str
     bridge: Bridge
     chunk_id: str  # the bridge chunk's
+    fact: str | None = None  # the first chunk's row or sentence that states the asked fact, when read
+
+    def read(self) -> tuple | None:
+        """`answered`'s arguments for the answer read from the two chunks, no model call: the
+        fact's cells (the entity's and the asked columns') and the bridge's line, each quoted and
+        cited at 1.0 to its chunk; None when no row or sentence was found to state the fact."""
+        if self.fact is None:
+            return None
+        sources = Source.listed(self.ranked[:2])
+        segments = [AnswerSegment(marked(line, [source.ref]), [i, i], True, [source.reference(1.0)])
+                    for i, (line, source) in enumerate(zip((self.fact, self.bridge.line), sources))]
+        return "\n".join(s.text for s in segments), sources, None, "", segments
 
     def cited(self, text: str, segments: list[AnswerSegment], sources: list[Source],
               gate: str | None) -> tuple[str, list[AnswerSegment]]:
@@ -124,11 +139,12 @@ def asked(question: str) -> Asked:
             while rest and rest[0] not in STOP:
                 phrase.append(rest.pop(0))
             head = [w for w in phrase if not is_code(w) and len(w) > 1][-2:]
-            return Asked(tuple(head), figure, bool(rest) and rest[0] in _THROUGH)
+            return Asked(tuple(head), figure, bool(head) and bool(rest) and rest[0] in _THROUGH)
     return Asked((), figure, False)
 
 
-def _held(text: str, question: Sequence[str]) -> bool:
+@lru_cache(maxsize=65536)  # a table's values, met by each of its rows' checks
+def _held(text: str, question: tuple[str, ...]) -> bool:
     """Whether the question names every word of a value (then it is no entity the question lacks)."""
     needed = [w for w in words(text) if w not in STOP]
     return bool(needed) and all(any(same(w, q) or same(q, w) for q in question) for w in needed)
@@ -138,12 +154,13 @@ def _text(node: NodeWithScore) -> str:
     return node.node.get_content(metadata_mode=MetadataMode.NONE)
 
 
-def _touched(text: str, question: Sequence[str]) -> bool:
+@lru_cache(maxsize=65536)
+def _touched(text: str, question: tuple[str, ...]) -> bool:
     """Whether the question names any word of a text."""
     return any(same(w, q) or same(q, w) for w in words(text) if w not in STOP for q in question)
 
 
-def _names(label: str, question: Sequence[str]) -> bool:
+def _names(label: str, question: tuple[str, ...]) -> bool:
     return bool(label) and named(label, question)[0] > 0
 
 
@@ -152,7 +169,7 @@ def _entity(value: str) -> bool:
     return number_of(value) is None and _LETTER.search(value) is not None
 
 
-def _anchor(row: list[tuple[str, str]], others: Sequence[str]) -> set[str] | None:
+def _anchor(row: list[tuple[str, str]], others: tuple[str, ...]) -> set[str] | None:
     """The question's words naming the columns of the row's values it names; None when it names
     none of its values."""
     columns = [label for label, value in row if _held(value, others)]
@@ -182,7 +199,7 @@ def _written(row: list[tuple[str, str]]) -> str:
     return "; ".join(f"{label}: {value}" if label else value for label, value in row if value)
 
 
-def _row_bridge(row: list[tuple[str, str]], others: Sequence[str], asked: Sequence[str]) -> str | None:
+def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...], asked: tuple[str, ...]) -> str | None:
     """The value of the column the question names, in a row one of whose values it names."""
     filled = [(label, value) for label, value in row if value.strip().lower() not in BLANKS]
     anchor = _anchor(filled, others)
@@ -196,7 +213,8 @@ def _row_bridge(row: list[tuple[str, str]], others: Sequence[str], asked: Sequen
     return min(related, key=lambda r: (-r[0], r[1]))[2] if related else None
 
 
-def _sentence_bridge(sentence: str, others: Sequence[str], asked: Sequence[str], figure: bool) -> str | None:
+def _sentence_bridge(sentence: str, others: tuple[str, ...], asked: tuple[str, ...],
+                     figure: bool) -> str | None:
     """A name or code the question lacks, in a sentence that shares two of its other words."""
     own = words(sentence)
     shared = {q for q in others if any(same(w, q) for w in own)}
@@ -218,17 +236,20 @@ class Hop:
     `retrieve_k` of its new chunks join the candidates. `compose`: its answer quotes the evidence
     units (`[answer] mode = "compose"`), each cited to its own document: a sentence the model
     writes joining the two ("the lead of X is based in Seoul") is backed by neither alone, and the
-    reference matcher refuses it."""
+    reference matcher refuses it. `read`: when a new chunk's row holds the entity and the asked
+    column (or a sentence the entity and the asked words), the answer quotes it and the bridge,
+    no model call (`Hopped.read`): the small model picks the wrong row of a staff table often."""
 
     enabled: bool = True
     chunks: int = 3
     retrieve_k: int = 10
     compose: bool = True
+    read: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Hop:
         hop = settings.hop
-        return cls(hop.enabled, hop.chunks, hop.retrieve_k, hop.compose)
+        return cls(hop.enabled, hop.chunks, hop.retrieve_k, hop.compose, hop.read)
 
     def bridge(self, question: str, kept: Sequence[NodeWithScore]) -> Bridge | None:
         """The bridge of the question in these kept chunks, or None (off, none, or the first round
@@ -238,7 +259,7 @@ class Hop:
         want = asked(question)
         if not want.through:
             return None  # the question describes no other thing: one document answers it
-        others = [w for w in words(question) if w not in STOP and w not in want.words]
+        others = tuple(w for w in words(question) if w not in STOP and w not in want.words)
         texts = [_text(n) for n in kept]
         if any(_anchor(row, others) is not None and any(_names(k, want.words) for k, _ in row)
                for text in texts for row in records(text)[0]):
@@ -246,27 +267,30 @@ class Hop:
         found = None
         for i, text in enumerate(texts[: self.chunks]):
             rows, sentences = records(text)
-            lines = [(_row_bridge(r, others, want.words), _written(r)) for r in rows]
+            # A row's line: the cells the question names and the entity's (its other figures are no part).
+            lines = [(e, _written([(k, v) for k, v in r if v == e or _held(v, others)]))
+                     for r in rows if (e := _row_bridge(r, others, want.words))]
             lines += [(_sentence_bridge(s, others, want.words, want.figure), s) for s in sentences]
             entity, line = next(((e, line) for e, line in lines if e), (None, ""))
             if entity:
                 found = Bridge(entity, i, want.words, line)
                 break
-        if found is None or any(self._answers(text, found) for text in texts):
+        if found is None or any(self._fact(text, found) for text in texts):
             return None
         return found
 
     @staticmethod
-    def _answers(text: str, bridge: Bridge) -> bool:
-        """Whether a kept chunk holds the entity in a row naming the asked words (or a sentence
-        holding them): the fact is already there."""
+    def _fact(text: str, bridge: Bridge) -> str | None:
+        """A chunk's row holding the entity in a column and the asked words' columns (their cells
+        written), or its sentence holding the entity and the asked words; None when none."""
         rows, sentences = records(text)
         entity = words(bridge.entity)
         for row in rows:
-            if any(_held(v, entity) for _, v in row) and any(_names(k, bridge.asked) for k, _ in row):
-                return True
-        return any(_held(bridge.entity, words(s)) and _held(" ".join(bridge.asked), words(s))
-                   for s in sentences)
+            cells = [(k, v) for k, v in row if v and (_held(v, entity) or _names(k, bridge.asked))]
+            if any(_held(v, entity) for _, v in cells) and any(_names(k, bridge.asked) for k, _ in cells):
+                return _written(cells)
+        return next((s for s in sentences if _held(bridge.entity, words(s))
+                     and _held(" ".join(bridge.asked), words(s))), None)
 
     def follow(self, question: str, ranked: list[NodeWithScore], keep: int, retriever: BaseRetriever,
                reranker: BaseNodePostprocessor) -> Hopped | None:
@@ -283,11 +307,13 @@ class Hop:
         kept = {n.node.node_id for n in ranked[:keep]}  # the target may have been a candidate, not kept
         later = [n for n in joined if n.node.node_id not in kept]
         # The chunk that holds the entity beside the asked words, else the best that names the entity.
-        target = next((n for n in later if self._answers(_text(n), bridge)), None) or next(
-            (n for n in later if _held(bridge.entity, words(_text(n)))), None)
+        facts = ((n, self._fact(_text(n), bridge)) for n in later)
+        target, fact = next(((n, f) for n, f in facts if f), (None, None))
+        target = target or next((n for n in later if _held(bridge.entity, words(_text(n)))), None)
         scored = {n.node.node_id: n for n in joined}
         chunk = ranked[bridge.chunk]
         pinned = ([target] if target else []) + [scored.get(chunk.node.node_id, chunk)]
         ids = {n.node.node_id for n in pinned}
-        return Hopped(pinned + [n for n in joined if n.node.node_id not in ids], bridge.entity,
-                      f"{question} ({bridge.query})", bridge, chunk.node.node_id)
+        search = f"{bridge.line} {bridge.query}"
+        return Hopped(pinned + [n for n in joined if n.node.node_id not in ids], bridge.entity, search,
+                      bridge, chunk.node.node_id, fact if self.read else None)

@@ -152,10 +152,10 @@ class RagPipeline:
             sentence the model wrote was supported, its draft stays in the segments (all marked
             unsupported) so readers see what was held back. Sources that disagree are said."""
             checked = time.perf_counter()
-            if hopped is not None:  # the bridge's line cited too: the answer cites both documents
-                text, segments = hopped.cited(text, segments or [], sources, gate)
             conflicts = self.conflicts.find(query.standalone, text, sources, gate)
             timings["conflicts"] = round((time.perf_counter() - checked) * 1000, 1)
+            if hopped is not None:  # the bridge's line cited too: the answer cites both documents
+                text, segments = hopped.cited(text, segments or [], sources, gate)
             return Answer(query.asked, said(text, conflicts, language), segments or [], sources, timings,
                           self.matcher.scorer.kind, self.reranker.scorer_kind, query.rewritten,
                           query.translated, gate, draft, mode or ("composed" if composes else "generated"),
@@ -172,10 +172,12 @@ class RagPipeline:
             return answered(*self._cited_cells(cell, ranked), mode="cells")
         # A bridge to another document (a lead's name, not their office): one more retrieval.
         hopped = self.hop.follow(query.search, ranked, keep, retriever, reranker)
+        lap("hop")
         if hopped is not None:
             ranked, query = hopped.ranked, replace(query, search=hopped.search)
             composes = composes or self.hop.compose  # a sentence joining two documents cites neither
-        lap("hop")
+            if (read := hopped.read()) is not None:  # the fact's row and the bridge's, quoted
+                return answered(*read, mode="composed")
 
         budget, shown, step = self.budget(room), [], 0
         while True:

@@ -50,3 +50,7 @@ class HopSettings(Section):
         True, description="After a second retrieval the answer quotes the evidence units, each cited to "
                           "its document (as [answer] mode = compose); false: the answer mode as set."
     )
+    read: bool = Field(
+        True, description="When a new chunk's row holds the entity and the asked column (or a sentence the "
+                          "entity and the asked words), the answer quotes it and the bridge: no model call."
+    )

@@ -81,21 +81,26 @@ def documents(answer) -> set[str]:
 
 
 def test_a_two_document_question_is_answered_and_cited_to_both(projects):
-    """The real LLM: the register gives the lead, the directory their office; the answer cites
-    both documents."""
-    answer = RagPipeline(projects).answer(OFFICE_Q)
-    assert answer.hop == "Tomas Ek" and "hop" in answer.timings_ms
-    assert {"project-register.md", "staff-directory.csv"} <= documents(answer)
-    assert "Stavanger" in answer.answer, answer
-    cited = {ref.doc for segment in answer.segments for ref in segment.references}
-    assert {"project-register.md", "staff-directory.csv"} <= cited, answer.segments
+    """The register gives the lead, the directory their office: the answer quotes the lead's row
+    of the directory and the register's row, each cited to its document, and no model is asked
+    (its script is empty). With `read` off the model is asked instead."""
+    llm = ScriptedLLM(replies=[], prompts=[])
+    answer = RagPipeline(projects, llm=llm).answer(OFFICE_Q)
+    assert answer.hop == "Tomas Ek" and "hop" in answer.timings_ms and not llm.prompts
+    assert answer.answer.startswith("name: Tomas Ek; office: Stavanger [1]"), answer.answer
+    cited = [ref.doc for segment in answer.segments for ref in segment.references]
+    assert cited == ["staff-directory.csv", "project-register.md"], answer.segments
+    settings = projects.model_copy(update={"hop": projects.hop.model_copy(update={"read": False})})
+    asked_model = ScriptedLLM(replies=["1"] * 3, prompts=[])
+    composed = RagPipeline(settings, llm=asked_model).answer(OFFICE_Q)
+    assert composed.mode == "composed" and composed.hop == "Tomas Ek" and asked_model.prompts
 
 
 def test_a_korean_two_document_question_reaches_both_and_hop_off_reaches_one(projects):
-    """Retrieval only (the model's script declines): with the hop the researchers' list joins
-    the test schedule among the sources; with it off the list is never kept."""
+    """With the hop the researchers' list joins the test schedule among the sources and gives
+    the workplace; with it off (the model's script declines) the list is never kept."""
     answer = RagPipeline(projects, llm=ScriptedLLM(replies=["0"] * 5, prompts=[])).answer(OFFICE_KO)
-    assert answer.hop == "박지훈"
+    assert answer.hop == "박지훈" and "광주" in answer.answer
     assert {"test-schedule-ko.md", "researchers-ko.csv"} <= documents(answer)
     for question, second in ((OFFICE_KO, "researchers-ko.csv"), (OFFICE_Q, "staff-directory.csv")):
         off = RagPipeline(hop_off(projects), llm=ScriptedLLM(replies=["0"] * 5, prompts=[])).answer(question)
