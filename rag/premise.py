@@ -120,6 +120,14 @@ class PremiseCheck:
             verdict = self._qualifiers(question, texts, language)
         return verdict
 
+    def contradicts(self, sentence: str, text: str) -> bool:
+        """Whether `text` (a chunk an answer sentence cites) states the opposite of a qualifier the
+        sentence gives ("the youngest rock" where the chunk says the oldest; "the rear impact
+        test" cited to the frontal test): the same reading as a question's qualifiers."""
+        if not (self.enabled and self.qualifiers) or not ASKED.search(sentence):
+            return False
+        return not self._qualifiers(sentence, [text], _language(sentence)).holds
+
     # ---------------------------------------------------------------------------- entities
 
     def _entities(self, question: str, texts: list[str], language: str, names: bool) -> PremiseVerdict:

@@ -87,6 +87,8 @@ PAIRS: tuple[tuple[Side, Side], ...] = (
      _side("southern|south|southernmost", "남쪽|남부", "southward|south\\w*", "남")),
     (_side("eastern|east|easternmost", "동쪽|동부", "eastward|east\\w*", "동"),
      _side("western|west|westernmost", "서쪽|서부", "westward|west\\w*", "서")),
+    (_side("front|frontal", "정면|전면", "head-on", "앞쪽"), _side("rear|rear-end", "후면|후방", "", "뒤쪽")),
+    (_side("inner", "안쪽", "inside|interior", ""), _side("outer", "바깥쪽", "outside|exterior", "")),
     (_side("before|prior to", "이전", "earlier|previous|previously|prior|preceding|until",
            "전에|전의|전까지"),
      _side("after", "이후", "later|following|subsequent|subsequently|since|thereafter", "후에|후의|다음")),

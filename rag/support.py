@@ -7,7 +7,8 @@ features instead: `cosine` (centred across scripts), `passage_cosine` (across sc
 centred cosine with one sentence of the chunk, or two adjacent ones), `wording`
 (`lexical_support`), `numbers_missing` and `latin` (the Korean side's Latin-script words that the
 other side holds). Rules back what the models cannot read (`table_support`, `code_support`) and
-reject what they miss (rag/claims.py: each figure and date stated, in its unit, for its thing).
+reject what they miss (rag/claims.py: each figure and date stated, in its unit, for its thing;
+rag/premise.py: no qualifier whose opposite the chunk states).
 Figures: docs/BENCHMARKS.md, "Reference support: which model" and "Support model, second step".
 """
 
@@ -28,6 +29,7 @@ from rag.scoring import BiEncoderScorer, Pair, Scorer
 from rag.text import (MARKER, NUMBER, across_scripts, hangul_script, markdown_tables, split_sentences,
                       trigrams)
 from rag.claims import claims_backed
+from rag.premise import PremiseCheck
 
 SAME = ("cosine", "wording", "numbers_missing")
 CROSS = ("cosine", "passage_cosine", "numbers_missing", "latin")
@@ -228,9 +230,10 @@ class LearnedSupport:
 
     kind = "learned-support"
 
-    def __init__(self, encoder: BiEncoderScorer, model: SupportModel):
+    def __init__(self, encoder: BiEncoderScorer, model: SupportModel, opposites: PremiseCheck | None = None):
         self.encoder = encoder
         self.model = model
+        self.opposites = opposites  # a chunk stating a qualifier's opposite backs no sentence
 
     def features(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows of SAME, rows of CROSS, which pairs are across scripts) for the pairs; CROSS rows
@@ -299,7 +302,9 @@ class LearnedSupport:
                  else CODE_SUPPORT if code_support(segment, chunk, common[segment]) else 0.0
                  for segment, chunk in pairs]
         # Support means the chunk states each figure and date for this thing (rag/claims.py).
-        stated = [claims_backed(segment, chunk) for segment, chunk in pairs]
+        stated = [claims_backed(segment, chunk)
+                  and not (self.opposites and self.opposites.contradicts(segment, chunk))
+                  for segment, chunk in pairs]
         return (np.maximum(scores, rules) * np.asarray(stated, dtype=float)).tolist()
 
 
@@ -340,4 +345,5 @@ def support_scorer(settings, encoder: BiEncoderScorer | None) -> Scorer:
         from rag.verifier import LLMVerifier
 
         return LLMVerifier.from_settings(settings)
-    return LearnedSupport(encoder, SupportModel.load(settings.support.model_file))
+    return LearnedSupport(encoder, SupportModel.load(settings.support.model_file),
+                          PremiseCheck.from_settings(settings))

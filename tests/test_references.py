@@ -320,6 +320,12 @@ def test_the_support_model_rejects_a_changed_unit_or_a_false_comparison(base_set
         ("The passenger dummy reached a HIC15 value of 388 mm.", RESULTS),
     ])
     assert right >= 0.5 and unit == within == table == 0.0, (right, unit, within, table)
+    # a qualifier the chunk states the opposite of: the frontal test's findings are no rear test's
+    frontal = ("Title: Frontal impact test FT-2024-07\n\n# Findings\n\n"
+               "- The steering column moved 38 mm rearward.")
+    same, flipped = scorer([("In the frontal impact test the steering column moved 38 mm rearward.", frontal),
+                            ("In the rear impact test the steering column moved 38 mm rearward.", frontal)])
+    assert same >= 0.5 and flipped == 0.0, (same, flipped)
 
 
 def test_the_marks_a_reader_sees_are_the_matchers():
