@@ -81,13 +81,14 @@ def render_segments(answer: dict[str, Any], markdown: bool = False) -> str:
 
 def disagreements(answer: dict[str, Any]) -> list[str]:
     """One line per conflict (Answer.conflicts): "Sources disagree on rate: [1] gives 14%
-    (a.md), [2] gives 12% (b.md)"."""
+    (a.md), [2] gives 12% (b.md)", and "; [2] is current" where currency says so."""
     lines = []
     for conflict in answer.get("conflicts") or []:
         what = f" on {conflict['what']}" if conflict.get("what") else ""
         values = ", ".join(f"[{v['ref']}] gives {v['value']} ({v.get('doc') or '?'})"
                            for v in conflict["values"])
-        lines.append(f"Sources disagree{what}: {values}")
+        current = f"; [{conflict['current']}] is current" if conflict.get("current") else ""
+        lines.append(f"Sources disagree{what}: {values}{current}")
     return lines
 
 

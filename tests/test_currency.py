@@ -13,6 +13,7 @@ from conftest import FIXTURES, cli, fresh_settings
 from llama_index.core.schema import MetadataMode
 
 from app.documents import document_rows
+from app.render import render_answer
 from ingestion.currency import currency_of
 from ingestion.document import Block
 from ingestion.pipeline import indexed_documents, ingest, remove
@@ -195,7 +196,9 @@ def test_the_older_is_current_again_once_the_newer_is_removed(base_settings, tmp
     pipeline = scripted(settings, *["The daily meal allowance is EUR 40 [1]."] * 2)
     answer = pipeline.answer(MEAL_Q)
     assert "superseded by" in labels(pipeline.llm.prompts[-1])[P1]
-    assert answer.conflicts and answer.conflicts[0]["current"] == {s.doc: s.ref for s in answer.sources}[P2]
+    newer = {s.doc: s.ref for s in answer.sources}[P2]
+    assert answer.conflicts and answer.conflicts[0]["current"] == newer
+    assert f"[{newer}] is current" in render_answer(answer.to_dict())
     remove([P2], settings)
     answer = pipeline.answer(MEAL_Q)  # the same pipeline: nothing stale
     assert [s.doc for s in answer.sources] == [P1] and "supersede" not in labels(pipeline.llm.prompts[-1])[P1]

@@ -57,8 +57,8 @@ def test_answer_cites_the_right_document(pipeline):
     assert supported, answer["segments"]
     assert all(r["doc"] == "battery.md" for s in supported for r in s["references"])
     timings = answer["timings_ms"]
-    assert set(timings) == {"retrieve", "rerank", "cells", "context", "premise", "first_token", "generate",
-                            "match"}
+    assert set(timings) == {"retrieve", "rerank", "currency", "hop", "cells", "context", "premise",
+                            "first_token", "generate", "match", "conflicts"}
     assert 0 < timings["first_token"] <= sum(timings[s]
                                              for s in ("retrieve", "rerank", "context", "generate"))
 
