@@ -29,7 +29,7 @@ from evaluation.gold import load_qa
 from ingestion.convert import convert
 from ingestion.sources import discover
 from rag.models import build_embedding, build_llm, token_counter
-from rag.pipeline import is_refusal
+from rag.answer import is_refusal
 from rag.settings import Settings, load_settings
 
 UNIT_TOKENS = 800  # a document up to this is one unit; a longer one is cut at its headings

@@ -29,7 +29,8 @@ from common import arguments, write_json
 from llama_index.core.schema import MetadataMode, QueryBundle
 
 import rag  # noqa: F401
-from rag.pipeline import RagPipeline, best_ranked
+from rag.pipeline import RagPipeline
+from rag.postprocessors import best_ranked
 from rag.premise import PremiseCheck
 from rag.settings import load_settings
 from rag.text import normalised
