@@ -8,7 +8,7 @@ import pytest
 
 from llama_index.core.schema import QueryBundle
 
-from rag.pipeline import best_ranked
+from rag.postprocessors import best_ranked
 from rag.premise import PremiseCheck
 from rag.settings import PremiseSettings, Settings
 
