@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -26,7 +26,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from rag.answer import AnswerSegment, Source
 from rag.facts import BLANKS, number_of
-from rag.labels import STOP, is_code, named, same, words
+from rag.labels import STOP, content, is_code, named, same, words
 from rag.postprocessors import best_ranked
 from rag.premise_words import CODE, NOT_NAMES
 from rag.references import marked
@@ -55,6 +55,7 @@ class Bridge:
     chunk: int
     asked: tuple[str, ...]
     line: str = ""
+    held: int | None = None  # the kept chunk that already states the fact, if one does
 
     @property
     def query(self) -> str:
@@ -164,9 +165,24 @@ def _names(label: str, question: tuple[str, ...]) -> bool:
     return bool(label) and named(label, question)[0] > 0
 
 
+def _is(value: str, entity: str) -> bool:
+    """Whether a cell holds the entity: the same figure ("150.0" is 150), else its words."""
+    figure = number_of(entity)
+    if figure is not None:
+        return number_of(value) == figure
+    return _held(value, words(entity))
+
+
 def _entity(value: str) -> bool:
     """A name or a code, no bare figure or date: what another document can be searched for."""
     return number_of(value) is None and _LETTER.search(value) is not None
+
+
+def _asks(label: str, asked: tuple[str, ...]) -> bool:
+    """Whether a column is the one asked: each asked word names a word of it ("return period" names
+    return_period_years, not period_inception)."""
+    own = content(label)
+    return bool(asked) and all(any(same(w, a) for w in own) for a in asked)
 
 
 def _anchor(row: list[tuple[str, str]], others: tuple[str, ...]) -> set[str] | None:
@@ -177,9 +193,9 @@ def _anchor(row: list[tuple[str, str]], others: tuple[str, ...]) -> set[str] | N
 
 
 def records(text: str) -> tuple[list[list[tuple[str, str]]], list[str]]:
-    """A chunk's rows as (column, value) pairs (a Markdown table's rows; a block of `key: value`
-    lines as one row) and its other sentences."""
-    rows, sentences = [], []
+    """A chunk's rows as (column, value) pairs (a Markdown table's rows; its `key: value` lines,
+    a JSON document's fields, as one row: one record) and its other sentences."""
+    rows, sentences, record = [], [], []
     for block in re.split(r"\n\s*\n", text.strip()):
         if parsed := table_rows(block):
             (header, _), lines = parsed
@@ -188,10 +204,10 @@ def records(text: str) -> tuple[list[list[tuple[str, str]]], list[str]]:
         lines = [line for line in block.splitlines() if line.strip()]
         pairs = [m.groups() for line in lines if (m := _KEY_VALUE.match(line))]
         if pairs and len(pairs) == len(lines):
-            rows.append([(key.replace(".", " "), value) for key, value in pairs])
+            record += [(key.replace(".", " "), value) for key, value in pairs]
         else:
             sentences += split_sentences(" ".join(line for line in lines if not line.startswith("#")))
-    return rows, sentences
+    return rows + ([record] if record else []), sentences
 
 
 def _written(row: list[tuple[str, str]]) -> str:
@@ -203,12 +219,14 @@ def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...], asked: tupl
     """The value of the column the question names, in a row one of whose values it names."""
     filled = [(label, value) for label, value in row if value.strip().lower() not in BLANKS]
     anchor = _anchor(filled, others)
-    asked_here = any(_names(label, asked) or _touched(value, asked) for label, value in filled)
+    asked_here = any(_asks(label, asked) or _touched(value, asked) for label, value in filled)
     if not asked or anchor is None or asked_here:
         return None
     # The relation is named by words of its own, not only by those naming the anchor's column.
-    related = [(len(named(label, others)[2] - anchor), i, value) for i, (label, value) in enumerate(filled)
-               if named(label, others)[2] - anchor and _entity(value) and not _touched(value, others)]
+    # A figure leads on only from a column named by two words of its own ("the programme's top").
+    related = [(len(own), i, value) for i, (label, value) in enumerate(filled)
+               if (own := named(label, others)[2] - anchor) and (_entity(value) or len(own) > 1)
+               and not _touched(value, others)]
     # The column the question names most by words of its own; the first of a tie.
     return min(related, key=lambda r: (-r[0], r[1]))[2] if related else None
 
@@ -261,9 +279,10 @@ class Hop:
             return None  # the question describes no other thing: one document answers it
         others = tuple(w for w in words(question) if w not in STOP and w not in want.words)
         texts = [_text(n) for n in kept]
-        if any(_anchor(row, others) is not None and any(_names(k, want.words) for k, _ in row)
-               for text in texts for row in records(text)[0]):
-            return None  # a row the question names holds the asked column: one document answers
+        for text in texts:  # one row the question names holds the asked column: one document answers
+            if sum(_anchor(row, others) is not None and any(_asks(k, want.words) for k, _ in row)
+                   for row in records(text)[0]) == 1:
+                return None
         found = None
         for i, text in enumerate(texts[: self.chunks]):
             rows, sentences = records(text)
@@ -275,20 +294,25 @@ class Hop:
             if entity:
                 found = Bridge(entity, i, want.words, line)
                 break
-        if found is None or any(self._fact(text, found) for text in texts):
+        if found is None:
             return None
-        return found
+        held = next((i for i, text in enumerate(texts) if i != found.chunk and self._fact(text, found)), None)
+        if held is not None:  # the first round holds the fact: read it there, or leave it to the model
+            return replace(found, held=held) if self.read else None
+        return None if any(self._fact(text, found) for text in texts) else found
 
     @staticmethod
     def _fact(text: str, bridge: Bridge) -> str | None:
         """A chunk's row holding the entity in a column and the asked words' columns (their cells
         written), or its sentence holding the entity and the asked words; None when none."""
         rows, sentences = records(text)
-        entity = words(bridge.entity)
         for row in rows:
-            cells = [(k, v) for k, v in row if v and (_held(v, entity) or _names(k, bridge.asked))]
-            if any(_held(v, entity) for _, v in cells) and any(_names(k, bridge.asked) for k, _ in cells):
+            cells = [(k, v) for k, v in row if v and (_is(v, bridge.entity) or _asks(k, bridge.asked))]
+            entity = any(_is(v, bridge.entity) for _, v in cells)
+            if entity and any(_asks(k, bridge.asked) for k, _ in cells):
                 return _written(cells)
+        if number_of(bridge.entity) is not None:
+            return None  # a figure is matched in a table's cells only
         return next((s for s in sentences if _held(bridge.entity, words(s))
                      and _held(" ".join(bridge.asked), words(s))), None)
 
@@ -298,6 +322,11 @@ class Hop:
         bridge = self.bridge(question, ranked[:keep])
         if bridge is None:
             return None
+        if bridge.held is not None:  # both documents kept in the first round: read, no retrieval
+            fact_chunk, chunk = ranked[bridge.held], ranked[bridge.chunk]
+            rest = [n for n in ranked if n.node.node_id not in {fact_chunk.node.node_id, chunk.node.node_id}]
+            return Hopped([fact_chunk, chunk, *rest], bridge.entity, f"{bridge.line} {bridge.query}", bridge,
+                          chunk.node.node_id, self._fact(_text(fact_chunk), bridge))
         known = {n.node.node_id for n in ranked}
         new = [n for n in retriever.retrieve(QueryBundle(bridge.query)) if n.node.node_id not in known]
         pool = ranked + new[: self.retrieve_k]

@@ -56,8 +56,20 @@ def test_the_bridge_is_a_row_or_a_sentence_that_names_the_entity_but_not_the_fac
     assert hop.bridge(OFFICE_KO, chunks(SCHEDULE)).entity == "박지훈"
     # The row the question names holds the asked column: one document answers.
     assert hop.bridge("What is the budget of the lead of project PRJ-2025-117?", chunks(REGISTER)) is None
-    # The kept chunks already hold the entity beside the asked column: the first round suffices.
-    assert hop.bridge(OFFICE_Q, chunks(REGISTER, STAFF)) is None
+    # The kept chunks already hold the entity beside the asked column: read there, no retrieval
+    # (or, `read` off, left to the model).
+    assert hop.bridge(OFFICE_Q, chunks(REGISTER, STAFF)).held == 1
+    assert Hop(read=False).bridge(OFFICE_Q, chunks(REGISTER, STAFF)) is None
+    # A figure leads on from a field named by two words of the question, and is matched as a figure.
+    treaty = "cedent: Solvik Mutual\n\nperiod.inception: 2025-01-01\n\nprogramme_top_eur_m: 150"
+    model = """| cedent | return_period_years | occurrence_loss_eur_m |
+|---|---|---|
+| Solvik Mutual | 100 | 112.4 |
+| Solvik Mutual | 200 | 150.0 |"""
+    question = "What return period does the top of Solvik Mutual's programme correspond to in the model?"
+    figure = hop.bridge(question, chunks(treaty, model))
+    assert (figure.entity, figure.held) == ("150", 1)
+    assert Hop._fact(model, figure) == "return_period_years: 200; occurrence_loss_eur_m: 150.0"
     assert Hop(enabled=False).bridge(OFFICE_Q, chunks(REGISTER)) is None
 
 
