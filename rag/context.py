@@ -2,8 +2,9 @@
 shows and the matcher reads, is unchanged). The embedded model reads a prompt slowly, so evidence
 is chosen, not dumped: each chunk is cut into units (a sentence, a list item, a table row), and
 the units most relevant to the question fill a token budget (docs/BENCHMARKS.md, "Which evidence
-reaches the prompt"). Each chunk shown gets its number, its place and its document's header
-fields; a table row is written as `column: value` pairs, so a cell is read with its column's name.
+reaches the prompt"). Each chunk shown gets its number, its place, its document's header fields
+and its currency note ("superseded by [1]", rag/currency.py); a table row is written as
+`column: value` pairs, so a cell is read with its column's name.
 """
 
 from __future__ import annotations
