@@ -26,6 +26,7 @@ from rag.premise_words import (
 )
 from rag.settings import Settings
 from rag.text import HANGUL, cells, hangul_script, split_sentences, table_rows
+from rag.units import CURRENCIES, named_units
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,10 @@ class PremiseCheck:
             return STATED
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", joined)}
         for name in self._names(rest, language):
-            if not any(w.startswith(_stem_name(name.group())) for w in words):
+            if _acronym(name.group()):
+                if not _holds_acronym(name.group(), joined):
+                    return self._absent(name.group(), language)
+            elif not any(w.startswith(_stem_name(name.group())) for w in words):
                 whole = re.match(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*", rest[name.start() :])
                 return self._absent(whole.group() if whole else name.group(), language)
         return STATED
@@ -188,16 +192,17 @@ class PremiseCheck:
     @staticmethod
     def _names(question: str, language: str) -> list[re.Match[str]]:
         """Proper names: in English capitalised words not at a sentence's start; in Korean any
-        capitalised Latin word. Short all-capital words (EUR, CEO) are written as symbols and
-        spelled out too often to be held to."""
+        capitalised Latin word; acronyms (USB, CEO: held written or spelled out), but no currency
+        or unit (EUR, kN), which are written as symbols or spelled out too often to be held to."""
         out = []
         for match in NAME.finditer(question):
             word = match.group()
             head = question[: match.start()].rstrip()
             if language == "en" and (not head or head[-1] in ".?!:;\"“("):
                 continue
-            if len(word) < 3 or (word.isupper() and len(word) <= 3) or word.lower() in NOT_NAMES:
-                continue
+            if ((len(word) < 3 or (word.isupper() and len(word) <= 3)) and not _acronym(word)) \
+                    or word.lower() in NOT_NAMES:
+                continue  # a currency or unit (EUR, KB) is written as a symbol or spelled out
             if language == "en" and word.lower() in STOP:
                 continue
             if re.match(r"\s+(?:[A-Z]|\d+)\b", question[match.end():]):
@@ -374,6 +379,27 @@ def _holds_month(month: re.Match[str], joined: str) -> bool:
     name = MONTHS[number - 1]
     return bool(re.search(rf"\b{name[:3]}|(?<!\d)0?{number}월|\d{{4}}[-/.]0?{number}(?!\d)"
                           rf"|\b\d{{1,2}}[./]0?{number}[./]\d{{2,4}}", joined, re.IGNORECASE))
+
+
+def _acronym(word: str) -> bool:
+    """A short all-capital word that is no currency or unit (USB, VPN, CEO; not EUR, HR: hours)."""
+    return 2 <= len(word) <= 4 and word.isupper() and word.isalpha() and not named_units(f"1 {word}") \
+        and word not in CURRENCIES
+
+
+def _holds_acronym(acronym: str, text: str) -> bool:
+    """Written so, or spelled out: the initials of consecutive words ("human resources": HR;
+    "chief executive officer": CEO), a function word between them allowed ("Ministry of Defence")."""
+    if re.search(rf"(?<![A-Za-z]){acronym}(?![A-Za-z])", text, re.IGNORECASE):
+        return True
+    every = re.findall(r"[A-Za-z]+", text)
+    n = len(acronym)
+    return any("".join(w[0] for w in words[i:i + n]).lower() == acronym.lower()
+               for words in (every, [w for w in every if w.lower() not in _JOINING])
+               for i in range(len(words) - n + 1))
+
+
+_JOINING = frozenset({"of", "and", "for", "the"})
 
 
 def _stem_name(word: str) -> str:

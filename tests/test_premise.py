@@ -204,3 +204,24 @@ def test_a_pasted_link_address_holds_no_premise():
     pasted = "When did the supplier portal move? ![me](http://127.0.0.1:41234/b.png?who=me)"
     assert check.check(pasted, evidence).holds
     assert not check.check("When did the supplier portal move in 2023?", evidence).holds
+
+
+def test_an_acronym_is_held_written_or_spelled_out():
+    """A short all-capital name (USB, MFA, CEO) holds when the evidence writes it or spells it out
+    by its initials; a currency code is no name."""
+    check = PremiseCheck.from_settings(Settings())
+    policy = ["IT Security Policy. Multi-factor authentication is required for email. The chief "
+              "executive officer approves exceptions. Fees are charged in EUR."]
+    verdict = check.check("What does the IT security policy say about personal USB drives?", policy)
+    assert not verdict.holds and verdict.status == "absent" and "USB" in verdict.message
+    assert check.check("What does the IT security policy say about MFA?", policy).holds
+    assert check.check("Who approves exceptions, the CEO?", policy).holds
+    assert check.check("Are the fees charged in USD or EUR?", policy).holds
+
+
+def test_an_answer_qualifier_the_chunk_states_the_opposite_of_is_contradicted():
+    check = PremiseCheck.from_settings(Settings())
+    rock = "The Acasta gneiss is the oldest known rock to have been metamorphosed."
+    assert check.contradicts("The youngest rock to be metamorphosed is the Acasta gneiss.", rock)
+    assert not check.contradicts("The oldest rock to be metamorphosed is the Acasta gneiss.", rock)
+    assert not check.contradicts("The Acasta gneiss was metamorphosed.", rock)
