@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 from rag.claims import Claim, claim_backed, claims, keys, places
@@ -85,17 +86,18 @@ class ConflictFinder:
         if not self.enabled or gate not in (None, "model") or len({s.doc for s in sources}) < 2:
             return []
         stated = [(c, _words(c, answer)) for c in claims(answer) if c.amount or c.date]
+        newer_than = cache(self.newer)  # the relation is read once for this answer
         found: dict[tuple, Conflict] = {}
         for claim, what in stated or self._asked(question, sources):
             backers = [s for s in sources if claim_backed(claim, s.text)]
             for backer in backers:
-                newer = self.newer(backer.doc)
+                newer = newer_than(backer.doc)
                 for other in sources:
                     # A newer document disagrees even where it states the answer's value too ("should
                     # read EUR 180, not EUR 150"); an unordered one only where it does not.
                     stale = other.doc in newer
                     unordered = other.doc != backer.doc and other not in backers \
-                        and backer.doc not in self.newer(other.doc)
+                        and backer.doc not in newer_than(other.doc)
                     if not (stale or (unordered and backer is backers[0])):
                         continue
                     for rival in _rivals(claim, other.text)[:1]:
