@@ -2,15 +2,19 @@
 or sentence the question describes ("the lead of engagement ENG-2024-031") and, in it, the entity
 it leads to (the lead's name) but not the fact asked (their office), one more retrieval runs with
 that entity and the asked words ("Min-jun Park office"); its chunks join the candidates, all are
-reranked together and the bridge chunk stays kept, so the answer can cite both documents.
+reranked together and the bridge chunk stays kept, so the answer can cite both documents. When
+a chunk's row then holds the entity and the asked column, the answer is read from it and the
+bridge (no model call); when the first round already holds both, it is read there, no retrieval.
 
 Found without a model, for kinds of documents: the asked words follow the question's wh-word
-(which/what/how many; 어느/어떤/무슨/몇); a table row (a Markdown table's, or a block of `key:
-value` lines) is the bridge when the question names one of its values (the anchor) and a column
-(the relation) whose value it does not hold, and no column it names is asked; a sentence is when
+(which/what/how many; 어느/어떤/무슨/몇), and the question must reach them through another thing
+("the lead of", "the partner who", "책임자의"); a table row (a Markdown table's, or a chunk's
+`key: value` lines, a JSON record) is the bridge when the question names one of its values (the
+anchor) and a column of its own (the relation) whose value it does not hold, a name or a code (a
+figure only from a column named by two of its words), and no column is asked; a sentence is when
 it shares two of the question's other words and holds a name or code the question lacks, and
-neither the asked words nor (a figure asked) a figure. Nothing happens when the kept chunks
-already hold the entity beside the asked words: the first round suffices.
+neither the asked words nor (a figure asked) a figure. Nothing happens when one row the question
+names holds the asked column: one document answers.
 """
 
 from __future__ import annotations
@@ -161,10 +165,6 @@ def _touched(text: str, question: tuple[str, ...]) -> bool:
     return any(same(w, q) or same(q, w) for w in words(text) if w not in STOP for q in question)
 
 
-def _names(label: str, question: tuple[str, ...]) -> bool:
-    return bool(label) and named(label, question)[0] > 0
-
-
 def _is(value: str, entity: str) -> bool:
     """Whether a cell holds the entity: the same figure ("150.0" is 150), else its words."""
     figure = number_of(entity)
@@ -270,8 +270,9 @@ class Hop:
         return cls(hop.enabled, hop.chunks, hop.retrieve_k, hop.compose, hop.read)
 
     def bridge(self, question: str, kept: Sequence[NodeWithScore]) -> Bridge | None:
-        """The bridge of the question in these kept chunks, or None (off, none, or the first round
-        already holds the entity beside the asked words)."""
+        """The bridge of the question in these kept chunks (`held`: the kept chunk that already
+        states the fact), or None (off, no bridge, one row answers, or the fact held with `read`
+        off: the model answers from the first round)."""
         if not self.enabled:
             return None
         want = asked(question)
@@ -318,7 +319,8 @@ class Hop:
 
     def follow(self, question: str, ranked: list[NodeWithScore], keep: int, retriever: BaseRetriever,
                reranker: BaseNodePostprocessor) -> Hopped | None:
-        """The second round when the kept chunks hold a bridge; None when they do not."""
+        """The second round when the kept chunks hold a bridge (no retrieval when they hold the
+        fact too); None when they hold none."""
         bridge = self.bridge(question, ranked[:keep])
         if bridge is None:
             return None
