@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 from rag.premise_words import (
     ASKED, BOUND_AFTER, BOUND_BEFORE, CODE, ENDS, FIGURE, IDENTIFIER, MONTH, MONTHS, NAME, NOT_NAMES,
-    PAIRS, PARTICLE, QUANTITIES, SCALE, STOP, TIME_AFTER, VERSION, WH_KO, YES_NO, Side,
+    PAIRS, PARTICLE, QUANTITIES, SCALE, STOP, TIME_AFTER, VERSION, WH_KO, YES_NO, Side, acronym,
+    holds_acronym,
 )
 from rag.settings import Settings
 from rag.text import HANGUL, cells, hangul_script, split_sentences, table_rows
-from rag.units import CURRENCIES, named_units
 
 
 @dataclass(frozen=True)
@@ -154,8 +154,8 @@ class PremiseCheck:
             return STATED
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", joined)}
         for name in self._names(rest, language):
-            if _acronym(name.group()):
-                if not _holds_acronym(name.group(), joined):
+            if acronym(name.group()):
+                if not holds_acronym(name.group(), joined):
                     return self._absent(name.group(), language)
             elif not any(w.startswith(_stem_name(name.group())) for w in words):
                 whole = re.match(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*", rest[name.start() :])
@@ -200,7 +200,7 @@ class PremiseCheck:
             head = question[: match.start()].rstrip()
             if language == "en" and (not head or head[-1] in ".?!:;\"“("):
                 continue
-            if ((len(word) < 3 or (word.isupper() and len(word) <= 3)) and not _acronym(word)) \
+            if ((len(word) < 3 or (word.isupper() and len(word) <= 3)) and not acronym(word)) \
                     or word.lower() in NOT_NAMES:
                 continue  # a currency or unit (EUR, KB) is written as a symbol or spelled out
             if language == "en" and word.lower() in STOP:
@@ -379,27 +379,6 @@ def _holds_month(month: re.Match[str], joined: str) -> bool:
     name = MONTHS[number - 1]
     return bool(re.search(rf"\b{name[:3]}|(?<!\d)0?{number}월|\d{{4}}[-/.]0?{number}(?!\d)"
                           rf"|\b\d{{1,2}}[./]0?{number}[./]\d{{2,4}}", joined, re.IGNORECASE))
-
-
-def _acronym(word: str) -> bool:
-    """A short all-capital word that is no currency or unit (USB, VPN, CEO; not EUR, HR: hours)."""
-    return 2 <= len(word) <= 4 and word.isupper() and word.isalpha() and not named_units(f"1 {word}") \
-        and word not in CURRENCIES
-
-
-def _holds_acronym(acronym: str, text: str) -> bool:
-    """Written so, or spelled out: the initials of consecutive words ("human resources": HR;
-    "chief executive officer": CEO), a function word between them allowed ("Ministry of Defence")."""
-    if re.search(rf"(?<![A-Za-z]){acronym}(?![A-Za-z])", text, re.IGNORECASE):
-        return True
-    every = re.findall(r"[A-Za-z]+", text)
-    n = len(acronym)
-    return any("".join(w[0] for w in words[i:i + n]).lower() == acronym.lower()
-               for words in (every, [w for w in every if w.lower() not in _JOINING])
-               for i in range(len(words) - n + 1))
-
-
-_JOINING = frozenset({"of", "and", "for", "the"})
 
 
 def _stem_name(word: str) -> str:

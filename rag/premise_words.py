@@ -1,11 +1,13 @@
 """The words the premise check (rag/premise.py) reads, in English and Korean: pairs of opposite
 qualifiers (which forms make a question ask one side, which forms of the evidence state it),
-question words, bounds, codes, figures, identifiers, months, names and function words."""
+question words, bounds, codes, figures, identifiers, months, names, acronyms and function words."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from rag.units import CURRENCIES, named_units
 
 
 @dataclass(frozen=True)
@@ -162,3 +164,24 @@ PARTICLE = re.compile(r"(?<=[\uac00-\ud7a3])(?:에서는|에서|에게|에는|�
                       r"|에|와|과|도)$")
 # Names of a version, any of which may number it.
 VERSION = {"version", "ver", "v", "rev", "revision", "버전", "개정"}
+
+
+def acronym(word: str) -> bool:
+    """A short all-capital word that is no currency or unit (USB, VPN, CEO; not EUR, HR: hours)."""
+    return 2 <= len(word) <= 4 and word.isupper() and word.isalpha() and not named_units(f"1 {word}") \
+        and word not in CURRENCIES
+
+
+def holds_acronym(word: str, text: str) -> bool:
+    """Written so, or spelled out: the initials of consecutive words ("human resources": HR;
+    "chief executive officer": CEO), a function word between them allowed ("Ministry of Defence")."""
+    if re.search(rf"(?<![A-Za-z]){word}(?![A-Za-z])", text, re.IGNORECASE):
+        return True
+    every = re.findall(r"[A-Za-z]+", text)
+    n = len(word)
+    return any("".join(w[0] for w in words[i:i + n]).lower() == word.lower()
+               for words in (every, [w for w in every if w.lower() not in _JOINING])
+               for i in range(len(words) - n + 1))
+
+
+_JOINING = frozenset({"of", "and", "for", "the"})

@@ -213,14 +213,10 @@ class CurrencySettings(Section):
         "lines; group 1 is the value.",
     )
     first_lines: int = Field(15, ge=1, description="How many lines of the first page are read.")
-    prefer_current: bool = Field(
-        True, description="At answer time a document's newer version or erratum is ranked above it and the "
-        "context says which is current (rag/currency.py); false: currency is ignored.",
-    )
-    conflicts: bool = Field(
-        True, description="An answer's figure that another shown document, not ordered by currency, gives "
-        "otherwise is reported in the Answer's conflicts and said in its text (rag/conflicts.py).",
-    )
+    prefer_current: bool = Field(True, description="A newer version or erratum ranked above the older, the "
+                                 "context saying which is current (rag/currency.py); false: ignored.")
+    conflicts: bool = Field(True, description="A figure another shown document gives otherwise, no currency "
+                            "ordering them, reported in the Answer's conflicts (rag/conflicts.py).")
 
     @field_validator("fields", "patterns")
     @classmethod
