@@ -165,14 +165,13 @@ def _rules_out(subject: frozenset[str] | set[str], codes: Sequence[str]) -> bool
 
 
 def _named_ahead(fact: Fact, candidates: Sequence[NodeWithScore]) -> bool:
-    """Whether a chunk of another document ranked above the cell's names the cell's row (its text
-    may hold a table the facts could not read, or prose about that row)."""
+    """Whether a chunk of another document ranked above every chunk of the cell's document names
+    the cell's row (its text may hold a table the facts could not read, or prose about that row)."""
     for node in (c.node for c in candidates):
-        if node.node_id == fact.chunk_id:
+        if node.metadata.get("doc") == fact.doc:
             return False
         said = words(node.get_content(metadata_mode=MetadataMode.NONE))
-        if node.metadata.get("doc") != fact.doc and all(any(same(w, q) for q in said)
-                                                       for w in content(fact.row)):
+        if all(any(same(w, q) for q in said) for w in content(fact.row)):
             return True
     return False
 
@@ -187,7 +186,7 @@ def _contradicted(fact: Fact, candidates: Sequence[NodeWithScore], codes: Sequen
     for node in (c.node for c in candidates if c.node.metadata.get("doc") != fact.doc):
         name = str(node.metadata.get("doc", ""))
         # the day a note was written ("notes-2024-11-20") is no year its subject is of
-        stem = re.sub(r"(?:19|20)\d\d[-_.]\d\d(?:[-_.]\d\d)?", " ", name.rsplit(".", 1)[0])
+        stem = re.sub(r"(?:19|20)\d\d[-_.]\d\d[-_.]\d\d(?!\d)", " ", name.rsplit(".", 1)[0])  # not SI-2024-05
         if _rules_out(frozenset(words(f"{stem} {stem.replace('-', ' ')}")), codes):
             continue
         for sentence in split_sentences(node.get_content(metadata_mode=MetadataMode.NONE)):
