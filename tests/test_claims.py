@@ -26,7 +26,10 @@ Brokerage stays at 7.5 percent. The new wording took effect on 2025-04-01.
 
 - Claims notified after 30 days are excluded."""
 
-MEMO = """Memo of 1 October 2024. The review workshop, planned for 15 October 2024 in the kick-off, is postponed to 12 November 2024. The final report therefore moves from 20 December 2024 to 31 January 2025. The Busan office move is postponed from March 2025 to June 2025. Headcount: from 10 to 20 staff."""
+MEMO = ("Memo of 1 October 2024. The review workshop, planned for 15 October 2024 in the kick-off, is "
+        "postponed to 12 November 2024. The final report therefore moves from 20 December 2024 to 31 "
+        "January 2025. The Busan office move is postponed from March 2025 to June 2025. Headcount: from "
+        "10 to 20 staff.")
 
 ERRATUM = """Erratum to the Quality Audit 2024, issued 2 December 2024.
 
