@@ -202,7 +202,7 @@ class PremiseCheck:
                 continue
             if ((len(word) < 3 or (word.isupper() and len(word) <= 3)) and not acronym(word)) \
                     or word.lower() in NOT_NAMES:
-                continue  # a currency or unit (EUR, KB) is written as a symbol or spelled out
+                continue  # a currency or unit (EUR, HR: hours) is written as a symbol or spelled out
             if language == "en" and word.lower() in STOP:
                 continue
             if re.match(r"\s+(?:[A-Z]|\d+)\b", question[match.end():]):

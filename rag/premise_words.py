@@ -173,8 +173,8 @@ def acronym(word: str) -> bool:
 
 
 def holds_acronym(word: str, text: str) -> bool:
-    """Written so, or spelled out: the initials of consecutive words ("human resources": HR;
-    "chief executive officer": CEO), a function word between them allowed ("Ministry of Defence")."""
+    """Written so, or spelled out: the initials of consecutive words ("multi-factor authentication":
+    MFA; "chief executive officer": CEO), a function word between them allowed ("Ministry of Defence")."""
     if re.search(rf"(?<![A-Za-z]){word}(?![A-Za-z])", text, re.IGNORECASE):
         return True
     every = re.findall(r"[A-Za-z]+", text)
