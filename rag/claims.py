@@ -64,6 +64,10 @@ _CHANGE_VERB = re.compile(
     r"정정|늘|줄|미뤄|앞당", re.IGNORECASE)
 _FROM_TO = re.compile(r"\s*(?:to|->|→|–>)\s*|\s*(?:에서|→)\s*", re.IGNORECASE)
 _NOT = re.compile(r"\s*,?\s*\(?\s*(?:not|instead of|rather than|replacing|대신)\s*", re.IGNORECASE)
+# A later figure's clause that refers back to the sentence's thing ("the cap is EUR 175 in all
+# cities except Seoul, where it is EUR 230"; "..., while in Hamburg they are 14"): it measures
+# what the earlier figure measures.
+_REFERS = re.compile(r"\b(?:where|whereas|while|it|they|its|their)\b", re.IGNORECASE)
 _CHANGE_CUE = re.compile(r"\b(?:from|not|instead|originally|previously|formerly|earlier|initially|"
                          r"planned|old|superseded)\b|에서|당초|기존|원래|이전|종전", re.IGNORECASE)
 
@@ -201,7 +205,8 @@ def _place(text: str, words: str, naming: str, cell: tuple[int, int, int] | None
 def _clauses(sentence: str, line: int = 0) -> list[Place]:
     """A sentence's places: one per figure or date, each with the words it owns; of a change the
     new side owns the old side's words too ("the final report moves from 20 December to 31
-    January": the report is due on 31 January), and the old side is former."""
+    January": the report is due on 31 January), and the old side is former; a clause that refers
+    back ("where it is") owns the earlier figure's words too."""
     owned = sorted(_owned(sentence), key=lambda o: o[2])
     if len(owned) < 2:
         return [_place(sentence, sentence, sentence, line=line)]
@@ -215,6 +220,8 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
         if old is not None:
             words[new] = f"{words[new]} {words[old]}"
             former.add(old)
+        elif _REFERS.search(between):
+            words[i + 1] = f"{words[i + 1]} {words[i]}"
     return [_place(sentence[o[2]:o[3]], words[k], sentence, line=line, former=k in former)
             for k, o in enumerate(owned)]
 

@@ -15,16 +15,12 @@ from dataclasses import dataclass
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
+from rag.asked import lacks
 from rag.scoring import BiEncoderScorer
 from rag.settings import Settings
-from rag.text import NUMBER, cells, split_sentences, table_rows, trigrams
+from rag.text import cells, split_sentences, table_rows, trigrams
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
-# A question that asks for a figure or a date (English or Korean): evidence without a number lacks it.
-_ASKS_FIGURE = re.compile(
-    r"\b(?:how (?:many|much|long|far|old|large|big|high|heavy|fast|often)|when\b|which (?:year|date|month)|"
-    r"what (?:percentage|share|number|amount|rate|date|year|time|value|score|level|limit))|"
-    r"몇|얼마|언제|며칠|날짜|연도|비율|수치", re.IGNORECASE)
 
 
 @dataclass
@@ -257,6 +253,4 @@ class Widening:
     @staticmethod
     def lacks(question: str, shown: Sequence[Unit]) -> str | None:
         """What the evidence shown lacks that the question asks for, if anything."""
-        if _ASKS_FIGURE.search(question) and not any(NUMBER.search(u.text) for u in shown):
-            return "no figure"
-        return None
+        return lacks(question, (u.text for u in shown))

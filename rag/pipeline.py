@@ -19,6 +19,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer, is_refusal
+from rag.asked import lacks
 from rag.cells import CellAnswer, CellLookup
 from rag.compose import Composer, notice
 from rag.conflicts import ConflictFinder, said
@@ -269,8 +270,9 @@ class RagPipeline:
         clock = time.perf_counter()
         segments = self._match(text, evidence.nodes, sources, threshold)
         timings[tag + "match"] = round((time.perf_counter() - clock) * 1000, 1)
-        if not any(segment.supported for segment in segments):
-            # Not one sentence is backed by a source: a hallucination, not an answer.
+        backed = [segment.text for segment in segments if segment.supported]
+        if not backed or lacks(question, backed):
+            # Not one sentence is backed by a source, or none gives the figure asked: no answer.
             return self.refusal(language), sources, "references", text, segments
         return cited_answer(text, segments), sources, None, text, segments
 

@@ -35,6 +35,8 @@ ERRATUM = """Erratum to the Quality Audit 2024, issued 2 December 2024.
 
 - Section 3: the documentation score of ENG-22 should read 2.4, not 3.4."""
 
+HOTELS = "The nightly hotel cap is EUR 175 in all cities except London and Seoul, where it is EUR 230."
+
 LAYERS = """| layer | retention_eur_m | limit_eur_m |
 |---|---|---|
 | 1 | 20 | 30 |
@@ -82,6 +84,9 @@ BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신�
     ("The Busan office moves in March 2025.", MEMO, False),
     ("The documentation score of ENG-22 in the 2024 audit was 2.4.", ERRATUM, True),
     ("The documentation score of ENG-22 in the 2024 audit was 3.4.", ERRATUM, False),
+    # a clause that refers back ("where it is") measures the sentence's thing
+    ("The nightly hotel cap in Seoul is EUR 230.", HOTELS, True),
+    ("The nightly hotel cap in Seoul is EUR 175.", HOTELS, False),
     # a snake_case header names currency and scale ("_eur_m": EUR millions, not metres)
     ("The retention of layer 2 is EUR 50 million.", LAYERS, True),
     ("The retention of layer 2 is 50 m.", LAYERS, False),
