@@ -20,7 +20,8 @@ from rag.text import MARKER
 
 ASKS_FIGURE = re.compile(
     r"\b(?:how (?:many|much|long|far|old|large|big|high|heavy|fast|often)|when\b|which (?:year|date|month)|"
-    r"what (?:(?:is|are|was|were|will be) )?(?:(?:the|a|an) )?(?:[\w'-]+ ){0,3}(?:percentage|share|number|amount|rate|date|year|time|value|score|level|limit|"
+    r"what (?:(?:is|are|was|were|will be) )?(?:(?:the|a|an) )?(?:[\w'-]+ ){0,3}"
+    r"(?:percentage|share|number|amount|rate|date|year|time|value|score|level|limit|"
     r"cap|fee|allowance|threshold|budget|cost|price|deadline|retention|premium|ratio)s?\b)|"
     r"몇|얼마|언제|며칠|날짜|연도|비율|수치", re.IGNORECASE)
 # A count or a frequency in words is a figure too ("every two weeks", "twice a year", 매주).

@@ -75,7 +75,7 @@ def lexical_support(segment: str, chunk: str) -> float | None:
 
 def latin_shared(segment: str, chunk: str) -> float:
     """Share of the Korean text's Latin-script words that the other text contains."""
-    korean, other = (segment, chunk) if hangul_script(segment) else (chunk, segment)
+    korean, other = (segment, chunk) if hangul_script(segment, 3) else (chunk, segment)
     words = {w.lower() for w in _LATIN_WORD.findall(korean)}
     lowered = other.lower()
     return sum(w in lowered for w in words) / len(words) if words else 0.0
@@ -191,7 +191,8 @@ def common_codes(pairs: Sequence[Pair]) -> dict[str, set[str]]:
 
 
 def centre_key(text: str, query: bool) -> str:
-    return f"{'query' if query else 'passage'}_{'hangul' if hangul_script(text) else 'latin'}"
+    hangul = hangul_script(text, 3 if query else 1)  # a query (a segment) as across_scripts reads it
+    return f"{'query' if query else 'passage'}_{'hangul' if hangul else 'latin'}"
 
 
 @dataclass

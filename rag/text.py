@@ -23,9 +23,11 @@ def across_scripts(segment: str, chunk: str) -> bool:
     """Whether the segment may be a translation of the chunk's text: it is in the other script,
     or it is in Latin letters and the chunk is partly in Hangul (its letters may outnumber its
     syllables while much of it is Korean). Korean text routinely carries Latin names and
-    commands, so a Korean segment is across only from a chunk mostly in Latin letters."""
+    commands, so a Korean segment is across only from a chunk mostly in Latin letters; a
+    segment's syllable counts as three letters ("Karrow Insurance의 선두 재보험사는 Rheinwall
+    Re입니다" is Korean)."""
     hangul, latin = len(HANGUL.findall(chunk)), len(_LATIN.findall(chunk))
-    return hangul <= latin if hangul_script(segment) else 3 * hangul >= latin
+    return hangul <= latin if hangul_script(segment, 3) else 3 * hangul >= latin
 
 
 # ------------------------------------------------------------------------------ words and numbers

@@ -341,3 +341,20 @@ def test_the_marks_a_reader_sees_are_the_matchers():
     draft = "Results:\n- The HIC15 was 412 [2].\n- The chest   deflection was 31 mm [2].\n\nAll passed [1]."
     assert cited(draft, [(0, 0, []), (1, 2, [1]), (3, 3, [])]) == \
         "Results:\n- The HIC15 was 412.\n- The chest   deflection was 31 mm [1].\n\nAll passed."
+
+
+def test_a_korean_sentence_full_of_latin_names_is_read_across_scripts(base_settings):
+    """A Korean answer that carries a record's Latin names outweighs its syllables in letters,
+    yet is Korean: it is scored as a translation of the English record, and a changed name is not."""
+    from rag.models import build_embedding
+    from rag.scoring import bi_encoder
+    from rag.support import support_scorer
+    from rag.text import across_scripts
+
+    terms = ("cedent: Karrow Insurance\n\nprogramme: Property catastrophe excess of loss 2025\n\n"
+             "lead_reinsurer: Rheinwall Re\n\nbroker: Halden & Co")
+    korean = "Karrow Insurance 2025년 프로그램의 선두 재보험사는 Rheinwall Re입니다."
+    assert across_scripts(korean, terms) and not across_scripts("The lead reinsurer is Rheinwall Re.", terms)
+    scorer = support_scorer(base_settings, bi_encoder(base_settings, build_embedding(base_settings)))
+    right, swapped = scorer([(korean, terms), (korean.replace("Rheinwall Re", "Nordkap Re"), terms)])
+    assert right >= 0.5 > swapped, (right, swapped)
