@@ -55,9 +55,13 @@ def ingest(
         bool, typer.Option("--prune", help="Remove indexed documents not found under PATHS.")
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Let --prune remove most of the store.")] = False,
+    no_refit: Annotated[
+        bool, typer.Option("--no-refit", help="Leave the ranker as it is ([rerank] refit).")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Add or update documents; prints a report. Exit code 1 when any file failed."""
+    """Add or update documents and, when the corpus changed enough, refit the ranker on it;
+    prints a report. Exit code 1 when any file failed."""
     from ingestion.pipeline import PruneRefusedError
     from ingestion.pipeline import ingest as run_ingest
 
@@ -73,6 +77,12 @@ def ingest(
     except (ModelNotPreparedError, StoreBusyError, PruneRefusedError) as error:
         fail(error)
     typer.echo(report.summary())
+    if not no_refit:
+        from training.refit import RankerRefit
+
+        line = RankerRefit.from_settings(settings).after_ingest(settings)
+        if line:
+            typer.echo(line)
     raise typer.Exit(1 if report.failed else 0)
 
 

@@ -3,6 +3,7 @@ prints the run folder's path last (scripts and CI read it)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -49,9 +50,15 @@ def retrieval(
     from evaluation.runner import run_retrieval
 
     try:
-        _done(run_retrieval(settings_from(config), qa, n, vary, corpus))
+        path = run_retrieval(settings_from(config), qa, n, vary, corpus)
     except ValueError as error:
         fail(error)
+    ranker = json.loads((path / "metrics.json").read_text(encoding="utf-8")).get("ranker")
+    if ranker:  # which weights rank: the ingest's refit choice or ranker_file (training/refit.py)
+        figures = ", ".join(f"{k} {v['map@1']}" for k, v in ranker["heldout"].items())
+        typer.echo(f"ranker: {ranker['choice']}, {ranker['source']}"
+                   + (f" (held-out S@1 of mined questions: {figures})" if figures else ""))
+    _done(path)
 
 
 @eval_app.command()

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from evaluation.metrics import aggregate, evidence_hits, question_metrics
 from rag.models import build_embedding
 from rag.postprocessors import build_rerank_stage
+from rag.ranking import ranker_in_use
 from rag.retrieval import bm25_retriever, dense_retriever, hybrid_retriever
 from rag.settings import Settings, problems, renamed
 from rag.store import Store, collection
@@ -114,7 +115,7 @@ def evaluate_retrieval(
         raise ValueError("--vary needs --corpus: each variant ingests the corpus into its own store")
     configured = [with_overrides(settings, overrides) for overrides in combos]  # every value checked first
     results: dict[str, dict[str, Any]] = {}
-    rows = []
+    rows, rankers = [], []  # the learned ranker each variant's rerank stage uses
     for overrides, current in zip(combos, configured):
         with tempfile.TemporaryDirectory(prefix="ragqa-eval-", ignore_cleanup_errors=True) as scratch:
             if corpus:  # a fresh store per variant; the configured store is left alone
@@ -128,12 +129,14 @@ def evaluate_retrieval(
             elif collection(current).count() == 0:
                 raise ValueError("no documents are indexed: run `ragqa ingest` or pass --corpus")
             results[label(overrides)] = {}
+            rankers.append(ranker_in_use(current.rerank.ranker_file, Store(current).refit_file,
+                                         current.rerank.refit)[1] if current.rerank.method == "ltr" else {})
             for n in ns:
                 stages, question_rows = evaluate_stages(current, qa, n, progress)
                 results[label(overrides)][str(n)] = stages
                 rows += [row | {"variant": label(overrides)} for row in question_rows]
     first = next(iter(results.values()))
-    metrics = {"n_questions": len(qa), "stages": first[str(ns[0])], "by_n": first}
+    metrics = {"n_questions": len(qa), "stages": first[str(ns[0])], "by_n": first, "ranker": rankers[0]}
     if len(results) > 1:
         metrics["variants"] = results
     return metrics, rows

@@ -137,11 +137,11 @@ def build_rerank_stage(
     method = method or settings.rerank.method
     encoder = bi_encoder(settings, embedding)
     top_n = top_n or settings.retrieval.keep_k
-    if method == "ltr":
-        from rag.ranking import LinearRanker
+    if method == "ltr":  # the store's refit choice, else ranker_file (rag/ranking.py)
+        from rag.ranking import ranker_in_use
 
-        return FeatureRerank(encoder, store.collection, LexicalScores(store.lexical),
-                             LinearRanker.load(settings.rerank.ranker_file), top_n=top_n,
+        ranker, _ = ranker_in_use(settings.rerank.ranker_file, store.refit_file, settings.rerank.refit)
+        return FeatureRerank(encoder, store.collection, LexicalScores(store.lexical), ranker, top_n=top_n,
                              header_fields=list(settings.headers.fields))
     if method == "bi-encoder":
         return ScorerRerank(encoder, encoder, store.collection, top_n=top_n)

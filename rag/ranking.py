@@ -20,7 +20,8 @@ Features of a chunk for a question, all known after retrieval without another mo
 
 The default weights (rag/ranker.json) were fitted by benchmarks/fit_ranker.py; `ragqa train
 reranker` refits them to a fork's corpus from mined or generated questions and reports held-out
-figures before and after.
+figures before and after. `ragqa ingest` refits them on the store's own mined questions
+(training/refit.py) and records its choice in the store; `ranker_in_use` reads it back.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ FEATURES = (
     "header",
 )
 DEFAULT_RANKER = Path(__file__).with_name("ranker.json")
+# What an ingest's refit may adopt in place of the configured weights: its own fit, or dense or
+# BM25 order alone (a one-feature ranker) where no ranker beats them on the corpus.
+CHOICES = ("shipped", "refit", "dense", "bm25")
+ORDER_FEATURE = {"dense": "cosine", "bm25": "bm25"}
 
 
 def _rank_weight(scores: np.ndarray) -> np.ndarray:
@@ -96,12 +101,29 @@ class LinearRanker(Logistic):
         write_text_atomically(path, json.dumps(data, indent=1) + "\n")
 
 
+def ranker_in_use(ranker_file: Path, refit_file: Path, refit: bool) -> tuple[LinearRanker, dict]:
+    """The ranker the rerank stage uses and what it is: the weights an ingest's refit adopted for
+    this store (`refit_file`, when `refit` is on and it adopted any), else `ranker_file`'s. The
+    record: choice (CHOICES), source, and the held-out figures the choice was made on."""
+    record = {"choice": "shipped", "source": str(ranker_file), "heldout": {}}
+    if refit and refit_file.is_file():
+        try:
+            data = json.loads(refit_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise ValueError(f"ranker refit {refit_file}: cannot read it ({error})") from None
+        record |= {"choice": data["choice"], "heldout": data["heldout"], "questions": data["questions"]}
+        if data["choice"] != "shipped":
+            record["source"] = f"{refit_file} ({data['source']})"
+            return LinearRanker.load(refit_file), record
+    return LinearRanker.load(ranker_file), record
+
+
 def fit_ranker(
     examples: Sequence[tuple[np.ndarray, np.ndarray]], strength: float = 1.0,
-    weights: Sequence[float] | None = None, source: str = "",
+    weights: Sequence[float] | None = None, source: str = "", only: str | None = None,
 ) -> LinearRanker:
     """Fit on each question's candidates (features, 0/1 labels), question i weighted by
-    `weights[i]`, in two steps:
+    `weights[i]`, on every feature or `only` that one (its order, calibrated), in two steps:
 
     1. the ranking: a listwise softmax loss (each question's probability mass should sit on its
        relevant candidates), which ranks better than a pointwise fit because only the order within
@@ -112,7 +134,8 @@ def fit_ranker(
     from sklearn.linear_model import LogisticRegression
 
     weights = list(weights or [1.0] * len(examples))
-    usable = [(x, y, w) for (x, y), w in zip(examples, weights) if len(y) and y.max() > 0]
+    keep = np.array([only in (None, name) for name in FEATURES], float)
+    usable = [(x * keep, y, w) for (x, y), w in zip(examples, weights) if len(y) and y.max() > 0]
     if not usable or all(y.min() == y.max() for _, y, _ in usable):
         raise ValueError("no training question has both relevant and irrelevant candidates: nothing to learn")
     labels = np.concatenate([y for _, y, _ in usable])

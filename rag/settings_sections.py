@@ -291,6 +291,22 @@ class RerankSettings(Section):
         Path("rag/ranker.json"),
         description="Weights of the learned ranker (`ragqa qa mine` + `ragqa train reranker` refit them).",
     )
+    refit: bool = Field(
+        True, description="After an ingest, refit the learned ranker on questions mined from the store and "
+        "adopt it, or dense or BM25 order, only where it beats ranker_file on held-out ones "
+        "(training/refit.py); false: neither refit nor use a refit."
+    )
+    refit_min_change: float = Field(
+        0.2, ge=0, le=1, description="Share of documents added, changed or removed since the last refit "
+        "that starts a new one."
+    )
+    refit_margin: float = Field(
+        0.02, ge=0, le=1, description="S@1 on held-out mined questions by which a refit (or dense or BM25 "
+        "order) must beat ranker_file to be adopted."
+    )
+    refit_questions: int = Field(
+        200, ge=20, description="Mined questions the refit uses at most (each costs a retrieval)."
+    )
     cross_encoder_path: Annotated[str, ConfigPath()] = Field(
         "", description="CrossEncoder folder from `ragqa train reranker --cross-encoder`, e.g. "
         "storage/models/reranker."

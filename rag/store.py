@@ -46,6 +46,7 @@ class Store:
         self.header_cache_file = root / "header_cache.json"
         self.lock_file = root / "ingest.lock"
         self.pending_file = root / "pending.json"
+        self.refit_file = root / "ranker_refit.json"  # the ingest's ranker choice (training/refit.py)
         self.lexical = LexicalIndex(self.lexical_file)
 
     def clean_paths(self) -> list[Path]:
@@ -53,7 +54,7 @@ class Store:
         from chunks the others no longer have), its journal, the uploads and the reports."""
         lexical = [self.lexical_file.with_name(self.lexical_file.name + end) for end in ("", "-wal", "-shm")]
         return [self.chroma_dir, self.docstore_dir, *lexical, self.pending_file, self.uploads_dir,
-                self.settings.reports_dir]
+                self.refit_file, self.settings.reports_dir]
 
     def clean(self) -> None:
         for path in self.clean_paths():

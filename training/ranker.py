@@ -44,14 +44,14 @@ class RankerRecipe:
 
 
 def candidate_features(
-    settings: Settings, questions: Sequence[str], n: int, progress: bool = True
+    settings: Settings, questions: Sequence[str], n: int, progress: bool = True, desc: str = "features"
 ) -> list[tuple[list[NodeWithScore], np.ndarray]]:
     """Each question's hybrid top n and their ranker features, as the pipeline computes them."""
     embedding = build_embedding(settings)
     rerank = build_rerank_stage(settings, Store(settings), embedding, method="ltr")
     retriever = hybrid_retriever(settings, embedding, MockLLM(), similarity_top_k=n)  # one query: no LLM call
     out = []
-    for question in tqdm(questions, desc="features", unit="question", disable=not progress):
+    for question in tqdm(questions, desc=desc, unit="question", disable=not progress):
         nodes = retriever.retrieve(QueryBundle(question))
         out.append((nodes, rerank.features(nodes, question) if nodes else np.zeros((0, 0))))
     return out
@@ -75,11 +75,12 @@ def ranking_figures(examples: Sequence[tuple[np.ndarray, np.ndarray]], score) ->
     }
 
 
-def train_ranker(
-    settings: Settings, qa: list[dict[str, Any]], out: Path, recipe: RankerRecipe, progress: bool = True
-) -> dict[str, Any]:
-    """Fit, save the ranker to `out` (a JSON file, written atomically) and return the held-out
-    figures of hybrid order, the ranker in use and the new one."""
+def labelled(
+    settings: Settings, qa: list[dict[str, Any]], recipe: RankerRecipe, progress: bool = True,
+    desc: str = "features",
+) -> list[tuple[dict[str, Any], str, np.ndarray, np.ndarray]]:
+    """(item, its chunk, its candidates' feature rows, their 0/1 labels) for each QA item naming a
+    chunk of this store (at most `recipe.max_questions`, thinned evenly), with candidates."""
     store = collection(settings)
     items = [(item, source_chunk(item)) for item in qa]
     items = [(item, chunk) for item, chunk in items if chunk]
@@ -90,10 +91,9 @@ def train_ranker(
                          "mine or generate the QA against it (ragqa qa mine)")
     if len(items) > recipe.max_questions:
         items = [items[i * len(items) // recipe.max_questions] for i in range(recipe.max_questions)]
-    chunks = sorted({chunk for _, chunk in items})
-    held = set(chunks[recipe.holdout - 1 :: recipe.holdout]) if recipe.holdout else set()
-    found = candidate_features(settings, [item["question"] for item, _ in items], recipe.candidates, progress)
-    train, heldout, weights = [], [], []
+    found = candidate_features(settings, [item["question"] for item, _ in items], recipe.candidates,
+                               progress, desc)
+    out = []
     for (item, chunk), (nodes, rows) in zip(items, found):
         if not nodes:
             continue
@@ -101,15 +101,29 @@ def train_ranker(
         own = next((t for n, t in zip(nodes, texts) if n.node.node_id == chunk), None)
         labels = np.array([n.node.node_id == chunk or (own is not None and t == own)
                            for n, t in zip(nodes, texts)], float)
+        out.append((item, chunk, rows, labels))
+    return out
+
+
+def train_ranker(
+    settings: Settings, qa: list[dict[str, Any]], out: Path, recipe: RankerRecipe, progress: bool = True
+) -> dict[str, Any]:
+    """Fit, save the ranker to `out` (a JSON file, written atomically) and return the held-out
+    figures of hybrid order, the ranker in use and the new one."""
+    examples = labelled(settings, qa, recipe, progress)
+    chunks = sorted({chunk for _, chunk, _, _ in examples})
+    held = set(chunks[recipe.holdout - 1 :: recipe.holdout]) if recipe.holdout else set()
+    train, heldout, weights = [], [], []
+    for item, chunk, rows, labels in examples:
         (heldout if chunk in held else train).append((rows, labels))
         if chunk not in held:
             weights.append(1.0 if item.get("kind") in MINED_KINDS else recipe.generated_weight)
     current = LinearRanker.load(settings.rerank.ranker_file)
-    sources = sorted({item.get("kind") or "generated" for item, _ in items})
+    sources = sorted({item.get("kind") or "generated" for item, _, _, _ in examples})
     ranker = fit_ranker(train, recipe.strength, weights,
                         source=f"{len(train)} questions ({', '.join(sources)})")
     summary = {
-        "questions": len(items), "train_questions": len(train), "recipe": recipe.__dict__,
+        "questions": len(examples), "train_questions": len(train), "recipe": recipe.__dict__,
         "heldout": {
             "hybrid": ranking_figures(heldout, None),
             "before": ranking_figures(heldout, current),
@@ -118,4 +132,3 @@ def train_ranker(
     }
     ranker.save(out, summary)
     return summary
-
