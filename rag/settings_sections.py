@@ -292,9 +292,10 @@ class RerankSettings(Section):
         description="Weights of the learned ranker (`ragqa qa mine` + `ragqa train reranker` refit them).",
     )
     refit: bool = Field(
-        True, description="After an ingest, refit the learned ranker on questions mined from the store and "
-        "adopt it, or dense or BM25 order, only where it beats ranker_file on held-out ones "
-        "(training/refit.py); false: neither refit nor use a refit."
+        False, description="After `ragqa ingest`, refit the learned ranker on questions mined from the store "
+        "and adopt it, or dense or BM25 order, only where it beats ranker_file on held-out ones "
+        "(training/refit.py; off: it lost real questions on three of six corpora, docs/BENCHMARKS.md); "
+        "false: neither refit nor use a refit."
     )
     refit_min_change: float = Field(
         0.2, ge=0, le=1, description="Share of documents added, changed or removed since the last refit "

@@ -28,7 +28,7 @@ def sample_copy(sample_indexed, base_settings, tmp_path):
     shutil.copytree(sample_indexed.storage_dir, tmp_path / "store")
     return lambda ranker_file, **rerank: fresh_settings(
         base_settings, tmp_path / "store",
-        rerank={"ranker_file": ranker_file, "refit_questions": QUESTIONS} | rerank,
+        rerank={"ranker_file": ranker_file, "refit": True, "refit_questions": QUESTIONS} | rerank,
     )
 
 
