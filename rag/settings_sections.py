@@ -291,32 +291,18 @@ class RerankSettings(Section):
         Path("rag/ranker.json"),
         description="Weights of the learned ranker (`ragqa qa mine` + `ragqa train reranker` refit them).",
     )
-    refit: bool = Field(
-        False, description="After `ragqa ingest`, refit the learned ranker on questions mined from the store "
-        "and adopt it, or dense or BM25 order, only where it beats ranker_file on held-out ones "
-        "(training/refit.py; off: it lost real questions on three of six corpora, docs/BENCHMARKS.md); "
-        "false: neither refit nor use a refit."
-    )
-    refit_min_change: float = Field(
-        0.2, ge=0, le=1, description="Share of documents added, changed or removed since the last refit "
-        "that starts a new one."
-    )
-    refit_margin: float = Field(
-        0.02, ge=0, le=1, description="S@1 on held-out mined questions by which a refit (or dense or BM25 "
-        "order) must beat ranker_file to be adopted."
-    )
-    refit_questions: int = Field(
-        200, ge=20, description="Mined questions the refit uses at most (each costs a retrieval)."
-    )
-    cross_encoder_path: Annotated[str, ConfigPath()] = Field(
-        "", description="CrossEncoder folder from `ragqa train reranker --cross-encoder`, e.g. "
-        "storage/models/reranker."
-    )
+    refit: bool = Field(False, description="After `ragqa ingest`, refit the ranker on questions mined from "
+                        "the store; adopt it, or dense or BM25 order, where it beats ranker_file on held-out "
+                        "ones (training/refit.py; off: it lost real questions on three of six corpora).")
+    refit_min_change: float = Field(0.2, ge=0, le=1, description="Share of documents changed that refits.")
+    refit_margin: float = Field(0.02, ge=0, le=1, description="Held-out S@1 by which to beat ranker_file.")
+    refit_questions: int = Field(200, ge=20, description="Mined questions at most (each one a retrieval).")
+    cross_encoder_path: Annotated[str, ConfigPath()] = Field("", description="CrossEncoder folder from "
+                                                             "`ragqa train reranker --cross-encoder`, e.g. "
+                                                             "storage/models/reranker.")
     cosine_center: float = Field(0.84, ge=-1, le=1, description="Cosine that maps to a score of 0.5.")
-    cosine_scale: float = Field(
-        0.025, gt=0, description="Cosine distance per logit unit (a model from `ragqa train retriever` "
-        "carries its own fit)."
-    )
+    cosine_scale: float = Field(0.025, gt=0, description="Cosine distance per logit unit (a model from "
+                                "`ragqa train retriever` carries its own fit).")
 
     @model_validator(mode="after")
     def _cross_encoder_named(self) -> RerankSettings:
