@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.text import MARKER, TABLE_RULE, cells, split_sentences
-from rag.units import (CURRENCIES, SCALES, UNITS, Amount, amounts, comparisons_hold, named_scales,
-                       named_units, value)
+from rag.units import (CURRENCIES, SCALES, UNITS, Amount, amounts, bounds, comparisons_hold, named_scales,
+                       named_units, satisfies, value)
 
 Date = tuple[int | None, int | None, int | None]  # (year, month, day), None where not given
 
@@ -86,6 +86,8 @@ class Place:
     own: frozenset[str] = frozenset()  # a table cell's own words ("months" of "24 months")
     line: int = 0  # which sentence of the chunk (a table: minus its number)
     former: bool = False  # the old side of a change stated here ("moved from X to Y": X)
+    # (value, unit, side, inclusive) of each figure stated as a bound: "above EUR 100 thousand"
+    bounds: tuple[tuple[float, str | None, int, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class Claim:
     words: tuple[tuple[str, float], ...]
     sentence: int = 0  # which sentence of the segment
     change: bool = False  # the sentence speaks of a change or a former value ("from", "not", "원래")
+    bound: bool = False  # the figure is itself a bound ("above 100"), not one case ("a fee of 150")
 
 
 @lru_cache(maxsize=16384)
@@ -195,11 +198,12 @@ def places(chunk: str) -> tuple[Place, ...]:
 
 
 def _place(text: str, words: str, naming: str, cell: tuple[int, int, int] | None = None, line: int = 0,
-           former: bool = False) -> Place:
+           former: bool = False, bounded: tuple[tuple[Amount, int, bool], ...] = ()) -> Place:
     figures, found = _figures(text)
     return Place(frozenset(k for k, _, _ in keys(words)), tuple(figures), tuple(d for d, _, _ in found),
                  frozenset(named_units(naming)), frozenset(named_scales(naming)), cell,
-                 frozenset(k for k, _, _ in keys(text)) if cell else frozenset(), line, former)
+                 frozenset(k for k, _, _ in keys(text)) if cell else frozenset(), line, former,
+                 tuple((a.value, a.unit, side, inclusive) for a, side, inclusive in bounded))
 
 
 def _clauses(sentence: str, line: int = 0) -> list[Place]:
@@ -208,8 +212,9 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
     January": the report is due on 31 January), and the old side is former; a clause that refers
     back ("where it is") owns the earlier figure's words too."""
     owned = sorted(_owned(sentence), key=lambda o: o[2])
+    stated = bounds(sentence)
     if len(owned) < 2:
-        return [_place(sentence, sentence, sentence, line=line)]
+        return [_place(sentence, sentence, sentence, line=line, bounded=stated)]
     words = [" ".join(w for w, _ in o[4]) for o in owned]
     former = set()
     verb = bool(_CHANGE_VERB.search(sentence))
@@ -222,7 +227,8 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
             former.add(old)
         elif _REFERS.search(between):
             words[i + 1] = f"{words[i + 1]} {words[i]}"
-    return [_place(sentence[o[2]:o[3]], words[k], sentence, line=line, former=k in former)
+    return [_place(sentence[o[2]:o[3]], words[k], sentence, line=line, former=k in former,
+                   bounded=tuple(b for b in stated if o[2] <= b[0].start < o[3]))
             for k, o in enumerate(owned)]
 
 
@@ -246,13 +252,15 @@ def claims(segment: str) -> tuple[Claim, ...]:
     found = []
     for number, sentence in enumerate(split_sentences(MARKER.sub("", segment))):
         sentence = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", sentence)
+        stated = {b[0].start for b in bounds(sentence)}
         for amount, date, _, _, words in _owned(sentence):
             distance: dict[str, int] = {}
             for word, gap in words:
                 distance[word] = min(distance.get(word, gap), gap)
             near = sorted(distance, key=distance.get)
             weights = tuple((word, 1 / rank) for rank, word in enumerate(near, 1))
-            found.append(Claim(amount, date, weights, number, bool(_CHANGE_CUE.search(sentence))))
+            found.append(Claim(amount, date, weights, number, bool(_CHANGE_CUE.search(sentence)),
+                               amount is not None and amount.start in stated))
     return tuple(found)
 
 
@@ -276,6 +284,22 @@ def _agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
     return held, bool(units) and not held
 
 
+def _meets(claim: Claim, place: Place) -> bool:
+    """Whether the claim's figure, one case and no bound itself, meets a bound the place states
+    for it in its unit: a rule's threshold covers the case the sentence gives."""
+    wanted = claim.amount
+    return wanted is not None and not claim.bound and any(
+        unit == wanted.unit and satisfies(wanted.value, side, bound, inclusive)
+        for bound, unit, side, inclusive in place.bounds)
+
+
+def met_cases(segment: str, chunk: str) -> frozenset[str]:
+    """The segment's figures (as written) that are cases meeting a bound a place of the chunk
+    states for them ("EUR 150 thousand" for "above EUR 100 thousand"): present, though unwritten."""
+    return frozenset(c.amount.number for c in claims(segment) if c.amount is not None and any(
+        sum(w for k, w in c.words if k in p.words) >= 0.5 and _meets(c, p) for p in places(chunk)))
+
+
 def _year(amount: Amount) -> bool:
     return amount.unit is None and bool(re.fullmatch(r"(?:19|20)\d\d", amount.number))
 
@@ -293,9 +317,11 @@ def claim_backed(claim: Claim, chunk: str) -> bool:
         states, other = _agrees(claim, place)
         if place.former and not claim.change:  # a former value is given only as one
             states, other = False, False
+        score = sum(weight for word, weight in claim.words if word in place.words)
+        if not states and score >= 0.5 and _meets(claim, place):
+            states, other = True, False  # "a fee of EUR 150k" is a case of "a fee above EUR 100k"
         if not (states or other):
             continue
-        score = sum(weight for word, weight in claim.words if word in place.words)
         if states:
             stated.add(place.line)
             held = max(held, score)

@@ -28,7 +28,7 @@ from rag.logistic import Logistic, fit_standardised
 from rag.scoring import BiEncoderScorer, Pair, Scorer
 from rag.text import (MARKER, NUMBER, across_scripts, hangul_script, markdown_tables, split_sentences,
                       trigrams)
-from rag.claims import claims_backed
+from rag.claims import claims_backed, met_cases
 from rag.premise import PremiseCheck
 
 SAME = ("cosine", "wording", "numbers_missing")
@@ -48,8 +48,15 @@ def passages(chunk: str) -> list[str]:
 
 
 def numbers_missing(segment: str, chunk: str) -> float:
+    """Share of the segment's numbers the chunk lacks; a case meeting the chunk's bound is not
+    lacking (rag/claims.py `met_cases`)."""
     numbers = set(NUMBER.findall(segment))
-    return len(numbers - set(NUMBER.findall(chunk))) / len(numbers) if numbers else 0.0
+    if not numbers:
+        return 0.0
+    missing = numbers - set(NUMBER.findall(chunk))
+    if missing:
+        missing -= {n for case in met_cases(segment, chunk) for n in NUMBER.findall(case)}
+    return len(missing) / len(numbers)
 
 
 @lru_cache(maxsize=4096)
@@ -63,8 +70,8 @@ def lexical_support(segment: str, chunk: str) -> float | None:
     by the share of its numbers the chunk contains: one missing figure is a few trigrams among
     many, but a chunk without the figure cannot support the statement. Across languages words
     cannot match, so only the numbers count; None when there are none."""
-    (grams, numbers), (chunk_grams, chunk_numbers) = _wording(segment), _wording(chunk)
-    number_share = len(numbers & chunk_numbers) / len(numbers) if numbers else None
+    (grams, numbers), (chunk_grams, _) = _wording(segment), _wording(chunk)
+    number_share = 1.0 - numbers_missing(segment, chunk) if numbers else None
     if across_scripts(segment, chunk):
         return number_share
     if not grams:
@@ -75,10 +82,20 @@ def lexical_support(segment: str, chunk: str) -> float | None:
 
 def latin_shared(segment: str, chunk: str) -> float:
     """Share of the Korean text's Latin-script words that the other text contains."""
-    korean, other = (segment, chunk) if hangul_script(segment, 3) else (chunk, segment)
+    korean, other = (segment, chunk) if hangul_script(segment) else (chunk, segment)
     words = {w.lower() for w in _LATIN_WORD.findall(korean)}
     lowered = other.lower()
     return sum(w in lowered for w in words) / len(words) if words else 0.0
+
+
+def names_present(segment: str, chunk: str) -> float:
+    """Share of a Korean segment's Latin names ("Rheinwall Re", "Karrow") that the Latin chunk
+    holds as words: a translation keeps names as written, so a swapped name is a changed fact."""
+    names = {w.lower() for w in re.findall(r"\b[A-Z][A-Za-z]+\b", segment)}
+    if not names or not hangul_script(segment, 3):
+        return 1.0
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", chunk)}
+    return len(names & words) / len(names)
 
 
 TABLE_SUPPORT = 0.9  # the score of a segment a table row states (table_support)
@@ -295,8 +312,10 @@ class LearnedSupport:
             return []
         same, cross, across = self.features(pairs)
         # Figures decide: P is scaled by the share of the segment's numbers the chunk has (a
-        # translation with one figure changed is otherwise nearly as close as the right one).
+        # translation with one figure changed is otherwise nearly as close as the right one), and
+        # across scripts by the share of its Latin names.
         present = 1.0 - same[:, SAME.index("numbers_missing")]
+        present *= [names_present(a, b) if x else 1.0 for (a, b), x in zip(pairs, across)]  # names too
         scores = np.where(across, self.model.cross(cross), self.model.same(same)) * present
         common = common_codes(pairs)
         rules = [TABLE_SUPPORT if "|" in chunk and table_support(segment, chunk)

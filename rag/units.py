@@ -218,6 +218,39 @@ _COMPARISON = re.compile(
 _TOLERANCE = re.compile(r"\s*\d+(?:[.,]\d+)*\s*\S*\s+of\b", re.IGNORECASE)  # "within 5 mm of the target"
 
 
+# A figure stated as a bound: a rule's threshold ("a fee above EUR 100 thousand", "up to 3
+# nights", "5억 원 초과"), with its side (+1 above, -1 below) and whether the bound itself counts.
+# "Within" is left out: "within 45 days" is a deadline, and "within 30 days" would satisfy it.
+_BOUND_BEFORE = [(re.compile(rf"(?:{words})\s*$", re.IGNORECASE), side, inclusive)
+                 for words, side, inclusive in (
+    (r"\babove|\bover|\bmore than|\bgreater than|\bhigher than|\bexceeding|\bin excess of", 1, False),
+    (r"\bat least|\bno less than|\bnot less than|\bminimum of", 1, True),
+    (r"\bbelow|\bunder|\bless than|\blower than|\bfewer than", -1, False),
+    (r"\bup to|\bat most|\bno more than|\bnot more than|\bnot exceeding|\bmaximum of", -1, True))]
+_BOUND_AFTER = [(re.compile(rf"^\s*(?:{words})"), side, inclusive) for words, side, inclusive in (
+    ("초과", 1, False), ("이상", 1, True), ("미만", -1, False), ("이하", -1, True))]
+
+
+def bounds(text: str) -> tuple[tuple[Amount, int, bool], ...]:
+    """(figure, side, inclusive) of each figure of the text stated as a bound: "above EUR 100
+    thousand" is (EUR 100,000, +1, False); "up to 3 nights" (3 nights, -1, True)."""
+    found = []
+    for amount in amounts(text):
+        before, after = text[max(0, amount.start - 24):amount.start], text[amount.end:amount.end + 4]
+        for pattern, side, inclusive in _BOUND_BEFORE:
+            if pattern.search(before):
+                found.append((amount, side, inclusive))
+        for pattern, side, inclusive in _BOUND_AFTER:
+            if pattern.match(after):
+                found.append((amount, side, inclusive))
+    return tuple(found)
+
+
+def satisfies(value: float, side: int, bound: float, inclusive: bool) -> bool:
+    """Whether a value meets a bound: 150 meets "above 100", 100 does not; 3 meets "up to 3"."""
+    return (value - bound) * side > 0 or (inclusive and value == bound)
+
+
 # "raised from 5 to 7": the change a verb just before "from" (Korean: just after "X에서 Y로") names
 # must agree with the two figures' order.
 _CHANGE = re.compile(

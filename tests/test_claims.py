@@ -37,6 +37,10 @@ ERRATUM = """Erratum to the Quality Audit 2024, issued 2 December 2024.
 
 HOTELS = "The nightly hotel cap is EUR 175 in all cities except London and Seoul, where it is EUR 230."
 
+RULE = ("Every engagement with a fee above EUR 100 thousand needs a second partner review. "
+        "Taxi fares up to EUR 40 are reimbursed without a receipt.")
+KOREAN_RULE = "수수료 1억 원 초과 계약은 파트너 검토가 필요하다."
+
 LAYERS = """| layer | retention_eur_m | limit_eur_m |
 |---|---|---|
 | 1 | 20 | 30 |
@@ -87,6 +91,15 @@ BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신�
     # a clause that refers back ("where it is") measures the sentence's thing
     ("The nightly hotel cap in Seoul is EUR 230.", HOTELS, True),
     ("The nightly hotel cap in Seoul is EUR 175.", HOTELS, False),
+    # a case that meets a rule's bound is stated by the rule; one that misses it is not
+    ("Yes, a project billed at EUR 150 thousand needs a second partner review.", RULE, True),
+    ("A project billed at EUR 50 thousand needs a second partner review.", RULE, False),
+    ("An engagement with a fee above EUR 150 thousand needs a second partner review.", RULE, False),
+    ("A taxi fare of EUR 35 is reimbursed without a receipt.", RULE, True),
+    ("A taxi fare of EUR 55 is reimbursed without a receipt.", RULE, False),
+    ("The retention is EUR 150 thousand.", RULE, False),  # the bound is another thing's
+    ("수수료가 2억 원인 계약은 파트너 검토가 필요하다.", KOREAN_RULE, True),
+    ("수수료가 5천만 원인 계약은 파트너 검토가 필요하다.", KOREAN_RULE, False),
     # a snake_case header names currency and scale ("_eur_m": EUR millions, not metres)
     ("The retention of layer 2 is EUR 50 million.", LAYERS, True),
     ("The retention of layer 2 is 50 m.", LAYERS, False),
