@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -10,8 +12,12 @@ from rag.settings import REPO_ROOT
 
 
 @pytest.mark.slow
-def test_evaluation_notebook_runs(base_settings, tmp_path, monkeypatch):
-    # The kernel inherits the environment: a scratch store, the prepared models.
+def test_evaluation_notebook_runs(base_settings, sample_indexed, tmp_path, monkeypatch):
+    # The kernel inherits the environment: a scratch store, the prepared models. The notebook's
+    # store starts as a copy of the session's sample store, so its ingest finds every file
+    # unchanged instead of embedding the corpus a second time.
+    shutil.copytree(sample_indexed.storage_dir, tmp_path / "storage" / "notebook-eval",
+                    ignore=shutil.ignore_patterns("reports"))
     monkeypatch.setenv("RAGQA_STORAGE_DIR", str(tmp_path / "storage"))
     monkeypatch.setenv("RAGQA_MODELS_DIR", str(base_settings.models_dir))
     notebook = nbformat.read(REPO_ROOT / "notebooks/evaluation.ipynb", as_version=4)
