@@ -89,9 +89,10 @@ def latin_shared(segment: str, chunk: str) -> float:
 
 
 def names_present(segment: str, chunk: str) -> float:
-    """Share of a Korean segment's Latin names ("Rheinwall Re", "Karrow") that the Latin chunk
-    holds as words: a translation keeps names as written, so a swapped name is a changed fact."""
-    names = {w.lower() for w in re.findall(r"\b[A-Z][A-Za-z]+\b", segment)}
+    """Share of a Korean segment's Latin words (names, codes: "Rheinwall Re", "reportbug") that
+    the Latin chunk holds as words: a translation keeps them as written, so a swapped one is a
+    changed fact."""
+    names = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", segment)}
     if not names or not hangul_script(segment, 3):
         return 1.0
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", chunk)}
