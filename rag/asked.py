@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from rag.text import MARKER
 
-ASKS_FIGURE = re.compile(
+_ASKS_FIGURE = re.compile(
     r"\b(?:how (?:many|much|long|far|old|large|big|high|heavy|fast|often)|when\b|which (?:year|date|month)|"
     r"what (?:(?:is|are|was|were|will be) )?(?:(?:the|a|an) )?(?:[\w'-]+ ){0,3}"
     r"(?:percentage|share|number|amount|rate|date|year|time|value|score|level|limit|"
@@ -35,6 +35,6 @@ _GIVES_FIGURE = re.compile(
 def lacks(question: str, texts: Iterable[str]) -> str | None:
     """What the texts lack that the question asks for ("no figure"), or None; citation marks
     ("[1]") are no figures."""
-    if ASKS_FIGURE.search(question) and not any(_GIVES_FIGURE.search(MARKER.sub("", t)) for t in texts):
+    if _ASKS_FIGURE.search(question) and not any(_GIVES_FIGURE.search(MARKER.sub("", t)) for t in texts):
         return "no figure"
     return None

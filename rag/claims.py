@@ -286,9 +286,11 @@ def _agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
 
 def _meets(claim: Claim, place: Place) -> bool:
     """Whether the claim's figure, one case and no bound itself, meets a bound the place states
-    for it in its unit: a rule's threshold covers the case the sentence gives."""
+    for it in its unit, the place naming the claim's thing (its nearest words): a rule's threshold
+    covers the case the sentence gives."""
     wanted = claim.amount
-    return wanted is not None and not claim.bound and any(
+    named = sum(weight for word, weight in claim.words if word in place.words) >= 0.5
+    return wanted is not None and not claim.bound and named and any(
         unit == wanted.unit and satisfies(wanted.value, side, bound, inclusive)
         for bound, unit, side, inclusive in place.bounds)
 
@@ -296,8 +298,8 @@ def _meets(claim: Claim, place: Place) -> bool:
 def met_cases(segment: str, chunk: str) -> frozenset[str]:
     """The segment's figures (as written) that are cases meeting a bound a place of the chunk
     states for them ("EUR 150 thousand" for "above EUR 100 thousand"): present, though unwritten."""
-    return frozenset(c.amount.number for c in claims(segment) if c.amount is not None and any(
-        sum(w for k, w in c.words if k in p.words) >= 0.5 and _meets(c, p) for p in places(chunk)))
+    return frozenset(c.amount.number for c in claims(segment)
+                     if c.amount is not None and any(_meets(c, p) for p in places(chunk)))
 
 
 def _year(amount: Amount) -> bool:
@@ -318,7 +320,7 @@ def claim_backed(claim: Claim, chunk: str) -> bool:
         if place.former and not claim.change:  # a former value is given only as one
             states, other = False, False
         score = sum(weight for word, weight in claim.words if word in place.words)
-        if not states and score >= 0.5 and _meets(claim, place):
+        if not states and _meets(claim, place):
             states, other = True, False  # "a fee of EUR 150k" is a case of "a fee above EUR 100k"
         if not (states or other):
             continue

@@ -314,9 +314,9 @@ class LearnedSupport:
         same, cross, across = self.features(pairs)
         # Figures decide: P is scaled by the share of the segment's numbers the chunk has (a
         # translation with one figure changed is otherwise nearly as close as the right one), and
-        # across scripts by the share of its Latin names.
+        # across scripts by the share of its Latin words (names, codes).
         present = 1.0 - same[:, SAME.index("numbers_missing")]
-        present *= [names_present(a, b) if x else 1.0 for (a, b), x in zip(pairs, across)]  # names too
+        present *= [names_present(a, b) if x else 1.0 for (a, b), x in zip(pairs, across)]
         scores = np.where(across, self.model.cross(cross), self.model.same(same)) * present
         common = common_codes(pairs)
         rules = [TABLE_SUPPORT if "|" in chunk and table_support(segment, chunk)
