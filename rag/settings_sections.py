@@ -293,7 +293,7 @@ class RerankSettings(Section):
     )
     refit: bool = Field(False, description="After `ragqa ingest`, refit the ranker on questions mined from "
                         "the store; adopt it, or dense or BM25 order, where it beats ranker_file on held-out "
-                        "ones (training/refit.py; off: it lost real questions on three of six corpora).")
+                        "ones (training/refit.py; off by default: docs/BENCHMARKS.md, Ranker refit).")
     refit_min_change: float = Field(0.2, ge=0, le=1, description="Share of documents changed that refits.")
     refit_margin: float = Field(0.02, ge=0, le=1, description="Held-out S@1 by which to beat ranker_file.")
     refit_questions: int = Field(200, ge=20, description="Mined questions at most (each one a retrieval).")
