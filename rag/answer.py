@@ -76,6 +76,13 @@ class Source:
         """The chunks shown, numbered from 1 in their order."""
         return [cls.of(i + 1, node) for i, node in enumerate(top)]
 
+    @classmethod
+    def after(cls, sources: list[Source], nodes: list[NodeWithScore]) -> list[Source]:
+        """The nodes not among `sources`, numbered on from their last."""
+        seen = {source.chunk_id for source in sources}
+        unseen = [node for node in nodes if node.node.node_id not in seen]
+        return [cls.of(len(sources) + i + 1, node) for i, node in enumerate(unseen)]
+
     def reference(self, score: float) -> Reference:
         located = {f.name: getattr(self, f.name) for f in fields(Reference) if f.name != "score"}
         return Reference(**located, score=round(score, 4))

@@ -12,7 +12,7 @@ decides. Comparisons between the segment's own figures are rag/units.py's `compa
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from rag.text import MARKER, TABLE_RULE, cells, split_sentences
@@ -88,6 +88,7 @@ class Place:
     former: bool = False  # the old side of a change stated here ("moved from X to Y": X)
     # (value, unit, side, inclusive) of each figure stated as a bound: "above EUR 100 thousand"
     bounds: tuple[tuple[float, str | None, int, bool], ...] = ()
+    column: frozenset[str] = frozenset()  # a table cell's column header's keys
 
 
 @dataclass(frozen=True)
@@ -192,8 +193,9 @@ def places(chunk: str) -> tuple[Place, ...]:
         for j, cell in enumerate(row):
             if any(_figures(cell)):
                 column = header[j] if j < len(header) else ""
-                found.append(_place(cell, f"{' '.join(row)} {column}", f"{line} {column} |",
-                                    (table, row_number, j) if header else None, -table))
+                found.append(replace(_place(cell, f"{' '.join(row)} {column}", f"{line} {column} |",
+                                            (table, row_number, j) if header else None, -table),
+                                     column=frozenset(k for k, _, _ in keys(column))))
     return tuple(found)
 
 

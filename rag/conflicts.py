@@ -5,20 +5,27 @@ no currency relation orders against the backer's (rag/currency.py), that gives t
 values cited, and one sentence in the answer's text ("Sources disagree: [1] gives 14%, [2] gives
 12%."). An answer with no figure (a refusal) is checked for the question's thing instead: the
 place that names most of the question's words. Only what the answer concerns is compared, not
-every number two chunks hold.
+every number two chunks hold. Beyond the shown sources, the next-ranked `candidates` are read
+too: one that gives the thing another figure joins the sources, so the disagreement is shown
+even where it ranked below the kept chunks.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from rag.claims import Claim, claim_backed, claims, keys, places
-from rag.text import MARKER, split_sentences
+from rag.claims import Claim, Place, claim_backed, claims, coordinates_hold, keys, places
+from rag.text import MARKER, NUMBER, split_sentences
 from rag.settings import Settings
 from rag.units import Amount
+
+_YEAR = re.compile(r"(?:19|20)\d\d")
+# A name: a capitalised word after a sentence's first ("Solvik Mutual", "Hamburg"), or a code.
+_NAME = re.compile(r"(?<=[\w,;:)] )[A-Z][A-Za-z]+|\b[A-Z]+\d[\w-]*")
 
 Newer = Callable[[str | None], list[str]]  # the documents that supersede or correct a document
 
@@ -47,22 +54,60 @@ def shown(claim: Claim) -> str:
     return f"{amount.number}{unit}" if unit in ("", "%") else f"{amount.number} {unit}"
 
 
-def _rivals(claim: Claim, text: str) -> list[Claim]:
-    """The claims like `claim`, of the same kind and unit, whose other figure or date a place of
-    `text` gives the thing the claim's nearest word names."""
+@dataclass(frozen=True)
+class Thing:
+    """What a claim's figure is of beyond its words: the question's figures its sentence repeats
+    ("layer 2", "2025"; they are given, not claimed) and the names the question and the sentence
+    give ("Solvik Mutual")."""
+
+    figures: frozenset[str]
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, sentence: str, question: str) -> Thing:
+        given = set(NUMBER.findall(question)) & set(NUMBER.findall(sentence))
+        return cls(frozenset(given), frozenset(n.lower() for n in _NAME.findall(f"{question} {sentence}")))
+
+    def named_in(self, place: Place, text: str) -> bool:
+        """Whether `text` names each of the names and the place's sentence or table row each of
+        the figures (a year anywhere in the text: "the 2025 programme" is the document's)."""
+        lowered = text.lower()
+        around = {a.number for p in places(text) if _together(p, place) for a in p.amounts}
+        return all(n in lowered for n in self.names) and all(
+            f in around or (_YEAR.fullmatch(f) and f in NUMBER.findall(text)) for f in self.figures)
+
+
+def _together(one: Place, other: Place) -> bool:
+    """The two places are one sentence, or one table row."""
+    if one.cell is None or other.cell is None:
+        return one.cell is other.cell is None and one.line == other.line
+    return one.cell[:2] == other.cell[:2]
+
+
+def _rivals(claim: Claim, text: str, thing: Thing, sentence: tuple[Claim, ...] = ()) -> list[Claim]:
+    """The claims like `claim`, of the same kind and unit (a table cell's bare figure takes the
+    unit its column names: "rate_on_line_pct"; a year is no count's rival), whose other figure or
+    date a place of `text` gives the same thing: the claim's nearest word (in a table, its column
+    header's), most of its words, its `thing`, and in a table the row the sentence's other figures
+    name ("layer 1 ... 15.0%" meets layer 1's rate, not layer 2's)."""
     nearest = {word for word, weight in claim.words if weight >= 1.0}
     total = sum(weight for _, weight in claim.words)
     found = []
     for place in places(text):
-        # The same thing: its nearest word and most of the claim's words.
-        if not nearest & place.words or sum(w for k, w in claim.words if k in place.words) < total / 2:
+        measured = place.column if place.cell is not None else place.words
+        if not nearest & measured or sum(w for k, w in claim.words if k in place.words) < total / 2 \
+                or not thing.named_in(place, text):
             continue
         if claim.date is not None:
             found += [replace(claim, date=d) for d in place.dates if d != claim.date]
         else:
-            found += [replace(claim, amount=a) for a in place.amounts
-                      if a.unit == claim.amount.unit and a.value != claim.amount.value]
-    return [rival for rival in found if claim_backed(rival, text)]
+            unit, year = claim.amount.unit, _YEAR.fullmatch(claim.amount.number)
+            found += [replace(claim, amount=replace(a, unit=unit)) for a in place.amounts
+                      if a.value != claim.amount.value
+                      and (a.unit == unit or (a.unit is None and place.cell and unit in place.units))
+                      and (year or not (a.unit is None and _YEAR.fullmatch(a.number)))]
+    return [rival for rival in found if claim_backed(rival, text)
+            and coordinates_hold(tuple(rival if c is claim else c for c in sentence) or (rival,), text)]
 
 
 @dataclass
@@ -78,34 +123,44 @@ class ConflictFinder:
     def from_settings(cls, settings: Settings, newer: Newer) -> ConflictFinder:
         return cls(newer, settings.currency.conflicts)
 
-    def find(self, question: str, answer: str, sources: Sequence[Any],
-             gate: str | None = None) -> list[Conflict]:
+    def find(self, question: str, answer: str, sources: Sequence[Any], gate: str | None = None,
+             candidates: Sequence[Any] = ()) -> tuple[list[Conflict], list[Any]]:
         """The conflicts among `sources` (rag.answer.Source: ref, doc, text) over the answer's
         claims, or the question's thing when the answer claims no figure; none when a gate other
-        than the model's refused (`gate`: Answer.refused_by): then nothing was read."""
-        if not self.enabled or gate not in (None, "model") or len({s.doc for s in sources}) < 2:
-            return []
-        stated = [(c, _words(c, answer)) for c in claims(answer) if c.amount or c.date]
+        than the model's refused (`gate`: Answer.refused_by): then nothing was read. With them,
+        the `candidates` (Sources numbered after `sources`) that a conflict cites, renumbered on
+        from the last source: the sources to add."""
+        if not self.enabled or gate not in (None, "model"):
+            return [], []
+        asked = set(NUMBER.findall(question))  # "layer 2", "2025": given, not claimed
+        stated = [(c, _words(c, answer)) for c in claims(answer)
+                  if c.date or (c.amount and c.amount.number not in asked)]
+        sentences = split_sentences(MARKER.sub("", answer))
+        others = [*sources, *candidates] if stated else list(sources)
+        if len({s.doc for s in others}) < 2:
+            return [], []
         newer_than = cache(self.newer)  # the relation is read once for this answer
         found: dict[tuple, Conflict] = {}
         for claim, what in stated or self._asked(question, sources):
+            sentence = tuple(c for c in claims(answer) if c.sentence == claim.sentence)
+            thing = Thing.of(sentences[claim.sentence] if stated else "", question)
             backers = [s for s in sources if claim_backed(claim, s.text)]
             for backer in backers:
                 newer = newer_than(backer.doc)
-                for other in sources:
+                for other in others:
                     # A newer document disagrees even where it states the answer's value too ("should
                     # read EUR 180, not EUR 150"); an unordered one only where it does not.
                     stale = other.doc in newer
-                    unordered = other.doc != backer.doc and other not in backers \
+                    unordered = other.doc != backer.doc and not claim_backed(claim, other.text) \
                         and backer.doc not in newer_than(other.doc)
                     if not (stale or (unordered and backer is backers[0])):
                         continue
-                    for rival in _rivals(claim, other.text)[:1]:
+                    for rival in _rivals(claim, other.text, thing, sentence)[:1]:
                         values = ({"value": shown(claim), "ref": backer.ref, "doc": backer.doc},
                                   {"value": shown(rival), "ref": other.ref, "doc": other.doc})
                         key = (what, values[0]["value"], values[1]["value"])
                         found.setdefault(key, Conflict(what, values, other.ref if stale else None))
-        return list(found.values())
+        return _numbered(list(found.values()), sources, candidates)
 
     def _asked(self, question: str, sources: Sequence[Any]) -> list[tuple[Claim, str]]:
         """The question's thing as a claim: the first figure of the place, among the sources, that
@@ -123,6 +178,19 @@ class ConflictFinder:
         claim = Claim(amount, None if amount else best.dates[0], weights)
         what = " ".join(question[s:e] for k, s, e in keys(question) if k in best.words)
         return [(claim, what)]
+
+
+def _numbered(conflicts: list[Conflict], sources: Sequence[Any],
+               candidates: Sequence[Any]) -> tuple[list[Conflict], list[Any]]:
+    """The conflicts with each cited candidate renumbered on from the last source, and those
+    candidates so numbered."""
+    cited = {v["ref"] for c in conflicts for v in c.values}
+    added = [replace(c, ref=len(sources) + i) for i, c in
+             enumerate((c for c in candidates if c.ref in cited), 1)]
+    refs = {old.ref: new.ref for old, new in zip((c for c in candidates if c.ref in cited), added)}
+    conflicts = [replace(c, values=tuple({**v, "ref": refs.get(v["ref"], v["ref"])} for v in c.values),
+                         current=refs.get(c.current, c.current)) for c in conflicts]
+    return conflicts, added
 
 
 def _words(claim: Claim, answer: str) -> str:

@@ -122,11 +122,10 @@ class RagPipeline:
             clock = now
 
         retriever = self.current_retriever(metadata_filters(docs, where), retrieve_k)
-        reranker = self.reranker
-        keep = keep_k or reranker.top_n  # top_n: LlamaIndex's postprocessor name for what is kept
-        widest = self.widening.size(keep, self.widening.steps)  # ranked once, widened by prefixes
-        if widest != reranker.top_n:
-            reranker = reranker.model_copy(update={"top_n": widest})
+        keep = keep_k or self.reranker.top_n  # top_n: LlamaIndex's postprocessor name for what is kept
+        widest = self.widening.size(keep, self.widening.steps)  # ranked once, widened by prefixes,
+        # and the next ones read for a figure disagreeing with the answer's (rag/conflicts.py)
+        reranker = self.reranker.model_copy(update={"top_n": widest + cfg.currency.conflict_candidates})
         query = replace(query, translated=self._translated(query.standalone))
         if query.translated:
             lap("translate")
@@ -135,8 +134,8 @@ class RagPipeline:
             known = {n.node.node_id for n in retrieved}
             retrieved += [n for n in retriever.retrieve(QueryBundle(version)) if n.node.node_id not in known]
         lap("retrieve")
-        ranked, search = best_ranked(reranker, retrieved, query.queries)
-        query = replace(query, search=search)
+        candidates, search = best_ranked(reranker, retrieved, query.queries)
+        ranked, query = candidates[:widest], replace(query, search=search)
         lap("rerank")
         ranked = self.current.prefer(ranked)  # a newer version or erratum above the older
         top = ranked[:keep]
@@ -152,8 +151,9 @@ class RagPipeline:
             """A refusal keeps the chunks kept as its sources so a reader can check them; when no
             sentence the model wrote was supported, its draft stays in the segments (all marked
             unsupported) so readers see what was held back. Sources that disagree are said."""
-            checked = time.perf_counter()
-            conflicts = self.conflicts.find(query.standalone, text, sources, gate)
+            checked, later = time.perf_counter(), Source.after(sources, candidates)
+            conflicts, added = self.conflicts.find(query.standalone, text, sources, gate, later)
+            sources = [*sources, *added]
             timings["conflicts"] = round((time.perf_counter() - checked) * 1000, 1)
             if hopped is not None:  # the bridge's line cited too: the answer cites both documents
                 text, segments = hopped.cited(text, segments or [], sources, gate)

@@ -217,6 +217,8 @@ class CurrencySettings(Section):
                                  "context saying which is current (rag/currency.py); false: ignored.")
     conflicts: bool = Field(True, description="A figure another shown document gives otherwise, no currency "
                             "ordering them, reported in the Answer's conflicts (rag/conflicts.py).")
+    conflict_candidates: int = Field(5, ge=0, description="Chunks ranked after the kept ones that are read "
+                                     "for such a figure too; one giving it joins the sources.")
 
     @field_validator("fields", "patterns")
     @classmethod

@@ -34,7 +34,7 @@ UNITS: dict[str, tuple[str, ...]] = {
     "kN": ("kn", "kilonewton", "kilonewtons", "킬로뉴턴"),
     "N": ("newton", "newtons", "뉴턴"),
     "Nm": ("nm", "newton metres", "newton meters"),
-    "%": ("%", "percent", "per cent", "퍼센트"),
+    "%": ("%", "percent", "per cent", "pct", "퍼센트"),
     # Angles too: rarely swapped for temperatures.
     "°C": ("°c", "℃", "°", "degrees celsius", "degrees c", "deg c", "degrees", "degree", "도"),
     "V": ("V", "volt", "volts", "볼트"),

@@ -6,6 +6,7 @@ currency orders are no conflict unless the answer gave the older's value."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -13,6 +14,7 @@ from conftest import FIXTURES, ScriptedLLM, fresh_settings
 
 from app.render import render_answer
 from ingestion.pipeline import ingest
+from rag.answer import Source
 from rag.conflicts import ConflictFinder, said
 
 SURVEY, REGISTER = "north-site-survey.md", "facilities-register.md"
@@ -73,11 +75,56 @@ def test_korean_wording_and_a_refusal_checked_for_the_question():
     finder = ConflictFinder(lambda doc: [])
     sources = [SimpleNamespace(ref=1, doc="a.md", text="북부 창고의 하역장은 14개이다. 사무실은 3층이다."),
                SimpleNamespace(ref=2, doc="b.md", text="북부 창고의 하역장은 12개이다. 사무실은 5층이다.")]
-    found = finder.find("북부 창고의 하역장은 몇 개인가?", "북부 창고의 하역장은 14개이다 [1].", sources)
+    found, added = finder.find("북부 창고의 하역장은 몇 개인가?", "북부 창고의 하역장은 14개이다 [1].",
+                               sources)
+    assert added == []
     assert [[v["value"] for v in c.to_dict()["values"]] for c in found] == [["14", "12"]]
     text = said("답 [1].", found, "Korean")
     assert text.startswith("답 [1]. 출처마다 값이 다릅니다") and text.endswith(": [1]: 14, [2]: 12.")
     # The model declined: the question's thing is compared.
-    refused = finder.find("북부 창고의 하역장은 몇 개인가?", "", sources, gate="model")
+    refused, _ = finder.find("북부 창고의 하역장은 몇 개인가?", "", sources, gate="model")
     assert [[v["ref"] for v in c.values] for c in refused] == [[1, 2]]
-    assert finder.find("북부 창고의 하역장은 몇 개인가?", "", sources, gate="retrieval") == []
+    assert finder.find("북부 창고의 하역장은 몇 개인가?", "", sources, gate="retrieval") == ([], [])
+
+
+def test_a_chunk_ranked_below_the_kept_ones_that_disagrees_joins_the_sources(store, pipeline):
+    """Only the survey is kept; the register, ranked next, gives the docks another figure: it is
+    added as source [2] and cited. With no candidates read, the answer says nothing of it."""
+    from rag.pipeline import RagPipeline
+
+    llm = ScriptedLLM(replies=["The north warehouse has 14 loading docks [1]."] * 2, prompts=[])
+    answer = RagPipeline(store, llm=llm).answer(DOCKS_Q, docs=[SURVEY, REGISTER], keep_k=1)
+    assert [s.doc for s in answer.sources] == [SURVEY, REGISTER], answer.answer
+    assert [(v["value"], v["ref"]) for c in answer.conflicts for v in c["values"]] == [("14", 1), ("12", 2)]
+    assert "[2] gives 12" in answer.answer
+    off = fresh_settings(store, store.storage_dir, currency={"conflict_candidates": 0})
+    answer = RagPipeline(off, llm=llm).answer(DOCKS_Q, docs=[SURVEY, REGISTER], keep_k=1)
+    assert [s.doc for s in answer.sources] == [SURVEY] and answer.conflicts == []
+
+
+def _source(ref: int, doc: str, text: str) -> Source:
+    return Source(ref, f"{doc}-0", doc, None, None, None, None, False, text, 0.0)
+
+
+TERMS = ("cedent: {}\n\nprogramme: Property catastrophe 2025\n\n"
+         "| layer | retention_eur_m | rate_on_line_pct |\n|---|---|---|\n| 1 | 20 | {} |\n| 2 | 50 | {} |")
+
+
+def test_candidates_are_read_for_the_same_thing_only():
+    """The question's own figures ("layer 1", "2025") are given, not claimed; a rival must be
+    the same layer's rate (the row), in the same cedent's terms (the names)."""
+    note = _source(1, "solvik-notes.md", "Layer 1 of the 2025 programme of Solvik Mutual was placed at "
+                                         "a rate on line of 15.0%. Nordkap Re leads with 30%.")
+    solvik = _source(2, "solvik-terms.json", TERMS.format("Solvik Mutual", "14.5", "7.2"))
+    karrow = _source(3, "karrow-terms.json", TERMS.format("Karrow Insurance", "16.0", "6.8"))
+    finder = ConflictFinder(lambda doc: [])
+    question = "At what rate on line was layer {} of Solvik Mutual's 2025 programme placed?"
+    found, added = finder.find(question.format(1), "Layer 1 of Solvik Mutual's 2025 programme was placed at "
+                               "a rate on line of 15.0% [1].", [note], candidates=[karrow, solvik])
+    assert [[v["value"] for v in c.values] for c in found] == [["15.0%", "14.5%"]]  # its column's unit
+    assert [(s.ref, s.doc) for s in added] == [(2, "solvik-terms.json")] and found[0].values[1]["ref"] == 2
+    # Layer 2's rate: not layer 1's in the note, not Karrow's.
+    found, added = finder.find(question.format(2), "Layer 2 of Solvik Mutual's 2025 programme was placed at "
+                               "a rate on line of 7.2% [1].", [solvik],
+                               candidates=[replace(note, ref=2), replace(karrow, ref=3)])
+    assert found == [] and added == []
