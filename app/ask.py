@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +23,52 @@ from rag.retrieval import FilterError, parse_where
 from rag.settings import Settings
 
 _DONE = object()
+
+
+@dataclass
+class Slots:
+    """How many answers are written at once, shared by the UI and the API: one on the embedded
+    model (one llama.cpp model decodes one answer at a time), `[ui] concurrency` on a server
+    backend. `waiting`: the answers waiting for a slot now; `writing`: those in one."""
+
+    limit: int
+    waiting: int = 0
+    writing: int = 0
+
+    def __post_init__(self) -> None:
+        self._free = threading.BoundedSemaphore(self.limit)
+        self._count = threading.Lock()
+
+    @contextmanager
+    def held(self) -> Iterator[float]:
+        """A slot, waited for; the seconds waited."""
+        started = time.perf_counter()
+        with self._count:
+            self.waiting += 1
+        try:
+            self._free.acquire()
+        finally:
+            with self._count:
+                self.waiting -= 1
+        with self._count:
+            self.writing += 1
+        try:
+            yield round(time.perf_counter() - started, 3)
+        finally:
+            with self._count:
+                self.writing -= 1
+            self._free.release()
+
+
+_SLOTS: weakref.WeakKeyDictionary[RagPipeline, Slots] = weakref.WeakKeyDictionary()
+_SLOTS_MADE = threading.Lock()
+
+
+def answer_slots(pipeline: RagPipeline) -> Slots:
+    """The pipeline's one Slots."""
+    cfg = pipeline.settings
+    with _SLOTS_MADE:
+        return _SLOTS.setdefault(pipeline, Slots(1 if cfg.llm.backend == "llamacpp" else cfg.ui.concurrency))
 CANNOT_ANSWER = "**Cannot answer:**"  # a question refused before it was asked (too long, a bad filter)
 NO_EVIDENCE = "<p>Choose a reference to see its evidence.</p>"
 Turn = tuple[str, str]
@@ -53,9 +102,10 @@ def answer_stream(
 
     def work() -> None:
         try:
-            result["answer"] = pipeline.answer(question, on_token=on_token, docs=docs, where=where,
-                                               history=history or [], threshold=threshold,
-                                               retrieve_k=retrieve_k, keep_k=keep_k)
+            with answer_slots(pipeline).held():
+                result["answer"] = pipeline.answer(question, on_token=on_token, docs=docs, where=where,
+                                                   history=history or [], threshold=threshold,
+                                                   retrieve_k=retrieve_k, keep_k=keep_k)
         except AnswerAbandoned:
             pass
         except Exception as error:  # shown to the user instead of a silent spinner

@@ -226,13 +226,15 @@ def serve(
     ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Start the UI (on 127.0.0.1 unless configured; with a login when ui.users is set). The
-    config in force is named on stderr."""
+    """Start the UI and the OpenAI-compatible API at /v1 (on 127.0.0.1 unless configured; with a
+    login, and an API key, when ui.users or ui.api_keys is set). The config in force is named on
+    stderr."""
     from app.ui import launch
 
     settings = settings_from(config)
     try:
         settings.ui.user_hashes()
+        settings.ui.key_hashes()
     except ValueError as error:
         fail(error, code=2)
     host, port = host or settings.ui.host, port or settings.ui.port
@@ -293,6 +295,19 @@ def hash_password_command() -> None:
     except ValueError as error:
         fail(error, code=2)
     typer.echo(hash_password(password))
+
+
+@app.command("api-key")
+def api_key_command(user: Annotated[str, typer.Argument(help="Whose key it is (a ui.users name).")]) -> None:
+    """Print a new API key for /v1 (shown once: hand it to its user) and, on stderr, the ui.api_keys
+    entry that keeps only its hash."""
+    from app.api import key_hash, new_key
+
+    if not user or ":" in user:
+        fail(ValueError(f"the user name {user!r} must be non-empty and hold no ':'"), code=2)
+    key = new_key()
+    typer.echo(key)
+    typer.echo(f'add to [ui] api_keys: "{user}:{key_hash(key)}"', err=True)
 
 
 feedback_app = typer.Typer(no_args_is_help=True, help="Ratings staff gave answers in the UI.")

@@ -36,7 +36,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api import build_api
 from app.auth import check_password
+from rag.pipeline import RagPipeline
 from rag.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -317,22 +319,28 @@ def _queued_events(demo: gr.Blocks) -> Iterator[Any]:
         yield from job or []
 
 
-def serve(demo: gr.Blocks, settings: Settings, host: str, port: int, css: str = "") -> None:
-    """Run the queued Blocks on host:port until stopped."""
+def serve(demo: gr.Blocks, settings: Settings, host: str, port: int, css: str = "",
+          pipeline: RagPipeline | None = None) -> None:
+    """Run the queued Blocks (and, given the pipeline, the API) on host:port until stopped."""
     import uvicorn
 
-    app = build_app(demo, settings, css)
+    app = build_app(demo, settings, css, pipeline)
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # Open event streams (a tab left open) must not hold a stop for ever.
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
 
 
-def build_app(demo: gr.Blocks, settings: Settings, css: str = "") -> Guard:
-    """The ASGI app: Gradio mounted at / behind the Guard."""
+def build_app(demo: gr.Blocks, settings: Settings, css: str = "",
+              pipeline: RagPipeline | None = None) -> Guard:
+    """The ASGI app: Gradio mounted at / behind the Guard; given the pipeline, the API
+    (app/api.py, its own keys) at /v1."""
     users = settings.ui.user_hashes()
     demo.delete_cache = (3600, 86400)  # besides the start's emptying: files of a day ago go every hour
+    root = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    if pipeline is not None:
+        root.mount("/v1", build_api(pipeline, settings))  # before Gradio's "/", which takes the rest
     app = gr.mount_gradio_app(
-        FastAPI(openapi_url=None, docs_url=None, redoc_url=None), demo, path="/",
+        root, demo, path="/",
         auth=(lambda user, password: check_password(users, user, password)) if users else None,
         auth_message=(f"ragqa: log in with the account your administrator gave you. After "
                       f"{settings.ui.login_failures} failed logins the account and this address are locked "
@@ -340,5 +348,5 @@ def build_app(demo: gr.Blocks, settings: Settings, css: str = "") -> Guard:
         max_file_size=int(settings.ingest.max_file_mb * 2**20), ssr_mode=False, show_error=True, css=css,
         head=f"<script>{SESSION_JS.read_text(encoding='utf-8')}</script>",
     )
-    gradio_app = next(route.app for route in app.routes if isinstance(route, Mount))
+    gradio_app = next(route.app for route in app.routes if isinstance(route, Mount) and route.path != "/v1")
     return Guard(app, demo, gradio_app, settings)

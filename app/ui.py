@@ -200,6 +200,9 @@ def launch(settings: Settings, port: int | None = None, host: str | None = None)
     ui = settings.ui
     host, port = host or ui.host, port or ui.port
     temp_folder(settings)  # before build_ui: Gradio's components cache their files in it
-    demo = queued(build_ui(RagPipeline(settings)), settings)
-    print(f"ragqa UI: http://{host}:{port}" + (" (login required)" if ui.users else ""), flush=True)
-    serve(demo, settings, host, port, css=_CSS)
+    pipeline = RagPipeline(settings)
+    demo = queued(build_ui(pipeline), settings)
+    keyed = " (key required)" if ui.users or ui.api_keys else ""
+    print(f"ragqa UI: http://{host}:{port}" + (" (login required)" if ui.users else "")
+          + f"; API: http://{host}:{port}/v1{keyed}", flush=True)
+    serve(demo, settings, host, port, css=_CSS, pipeline=pipeline)

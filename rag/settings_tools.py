@@ -23,6 +23,11 @@ class UISettings(Section):
         description="USER:HASH entries (`ragqa hash-password`); any: a login is required. "
         "Env: RAGQA_UI__USERS as JSON.",
     )
+    api_keys: list[str] = Field(
+        default_factory=list,
+        description="USER:sha256$HEX entries (`ragqa api-key USER`) for the API at /v1; with users or keys "
+        "set, it needs a key. Env: RAGQA_UI__API_KEYS as JSON.",
+    )
     concurrency: int = Field(
         4, ge=1,
         description="Answers written at once with a server LLM backend; the embedded model writes one.",
@@ -46,6 +51,15 @@ class UISettings(Section):
         if bad:
             raise ValueError(f"ui.users entries are USER:HASH (from `ragqa hash-password`), not {bad[0]!r}")
         return dict(pairs)
+
+    def key_hashes(self) -> dict[str, str]:
+        """'sha256$HEX' -> its user, of `api_keys`."""
+        pairs = [entry.split(":", 1) for entry in self.api_keys]
+        bad = [entry for entry, pair in zip(self.api_keys, pairs)
+               if len(pair) != 2 or not pair[0] or not pair[1].startswith("sha256$")]
+        if bad:
+            raise ValueError(f"ui.api_keys entries are USER:sha256$HEX (`ragqa api-key`), not {bad[0]!r}")
+        return {digest: user for user, digest in pairs}
 
 
 class EvaluationSettings(Section):

@@ -72,6 +72,16 @@ def test_every_api_route_needs_a_login(server, method, route):
     assert response.status_code == 401, (route, response.status_code, response.text)
 
 
+def test_with_logins_the_openai_api_needs_a_key_even_with_a_login_cookie(server):
+    """Users set and no API keys: every /v1 route refuses, a logged-in browser's cookie included."""
+    for route in ("models", "documents", "openapi.json"):
+        assert httpx.get(f"{server['url']}v1/{route}", timeout=30).status_code == 401
+    with login(server["url"], "alice") as alice:
+        asked = {"messages": [{"role": "user", "content": BATTERY_Q}]}
+        response = alice.post("v1/chat/completions", json=asked)
+    assert response.status_code == 401 and "61" not in response.text
+
+
 def test_rest_routes_do_not_skip_the_queue(server):
     with login(server["url"], "alice") as alice:
         response = alice.post("gradio_api/run/chat", json={"data": [BATTERY_Q, [], "", 0.5, 20, 5]})
