@@ -27,9 +27,8 @@ _DONE = object()
 
 @dataclass
 class Slots:
-    """How many answers are written at once, shared by the UI and the API: one on the embedded
-    model (one llama.cpp model decodes one answer at a time), `[ui] concurrency` on a server
-    backend. `waiting`: the answers waiting for a slot now; `writing`: those in one."""
+    """How many answers are written at once (`answer_limit`), shared by the UI and the API.
+    `waiting`: the answers waiting for a slot now; `writing`: those in one."""
 
     limit: int
     waiting: int = 0
@@ -64,11 +63,16 @@ _SLOTS: weakref.WeakKeyDictionary[RagPipeline, Slots] = weakref.WeakKeyDictionar
 _SLOTS_MADE = threading.Lock()
 
 
+def answer_limit(settings: Settings) -> int:
+    """Answers written at once: one llama.cpp model decodes one answer at a time; a server
+    backend writes `[ui] concurrency`."""
+    return 1 if settings.llm.backend == "llamacpp" else settings.ui.concurrency
+
+
 def answer_slots(pipeline: RagPipeline) -> Slots:
     """The pipeline's one Slots."""
-    cfg = pipeline.settings
     with _SLOTS_MADE:
-        return _SLOTS.setdefault(pipeline, Slots(1 if cfg.llm.backend == "llamacpp" else cfg.ui.concurrency))
+        return _SLOTS.setdefault(pipeline, Slots(answer_limit(pipeline.settings)))
 CANNOT_ANSWER = "**Cannot answer:**"  # a question refused before it was asked (too long, a bad filter)
 NO_EVIDENCE = "<p>Choose a reference to see its evidence.</p>"
 Turn = tuple[str, str]

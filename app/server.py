@@ -43,6 +43,7 @@ from rag.settings import Settings
 
 logger = logging.getLogger(__name__)
 
+API_ROOT = "/v1"  # where the API (app/api.py) is mounted
 ANSWERS = "answers"  # the concurrency group of every event that writes an answer (app/ui.py: queued)
 SESSION_JS = Path(__file__).with_name("session.js")
 _CSP = ("img-src 'self' data: blob:; media-src 'self' data: blob:; connect-src 'self'; object-src 'none'; "
@@ -338,7 +339,7 @@ def build_app(demo: gr.Blocks, settings: Settings, css: str = "",
     demo.delete_cache = (3600, 86400)  # besides the start's emptying: files of a day ago go every hour
     root = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     if pipeline is not None:
-        root.mount("/v1", build_api(pipeline, settings))  # before Gradio's "/", which takes the rest
+        root.mount(API_ROOT, build_api(pipeline, settings))  # before Gradio's "/", which takes the rest
     app = gr.mount_gradio_app(
         root, demo, path="/",
         auth=(lambda user, password: check_password(users, user, password)) if users else None,
@@ -348,5 +349,6 @@ def build_app(demo: gr.Blocks, settings: Settings, css: str = "",
         max_file_size=int(settings.ingest.max_file_mb * 2**20), ssr_mode=False, show_error=True, css=css,
         head=f"<script>{SESSION_JS.read_text(encoding='utf-8')}</script>",
     )
-    gradio_app = next(route.app for route in app.routes if isinstance(route, Mount) and route.path != "/v1")
+    gradio_app = next(route.app for route in app.routes
+                      if isinstance(route, Mount) and route.path != API_ROOT)
     return Guard(app, demo, gradio_app, settings)

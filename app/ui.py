@@ -24,6 +24,7 @@ import gradio as gr
 from app.ask import (
     NO_EVIDENCE,
     Conversation,
+    answer_limit,
     chat_handler,
     forget,
     rating_handler,
@@ -187,7 +188,7 @@ def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
     Every event that writes an answer (the browser's chat, its retry, the /chat endpoint for
     scripts) waits in one line, app.server.ANSWERS, where `[ui] max_questions` applies; and the
     REST routes do not skip the queue (Gradio's api_open)."""
-    limit = settings.ui.concurrency if settings.llm.backend != "llamacpp" else 1
+    limit = answer_limit(settings)
     asking = next(fn for fn in demo.fns.values() if fn.api_name == "chat")
     handler = getattr(asking.fn, "__wrapped__", asking.fn)  # ChatInterface wraps the chat handler
     for fn in demo.fns.values():

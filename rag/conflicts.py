@@ -68,13 +68,19 @@ class Thing:
         given = set(NUMBER.findall(question)) & set(NUMBER.findall(sentence))
         return cls(frozenset(given), frozenset(n.lower() for n in _NAME.findall(f"{question} {sentence}")))
 
-    def named_in(self, place: Place, text: str) -> bool:
-        """Whether `text` names each of the names and the place's sentence or table row each of
-        the figures (a year anywhere in the text: "the 2025 programme" is the document's)."""
+    def named_in(self, text: str) -> bool:
+        """Whether `text` names each of the names."""
         lowered = text.lower()
+        return all(n in lowered for n in self.names)
+
+    def placed(self, place: Place, text: str) -> bool:
+        """Whether the place's sentence or table row in `text` holds each of the figures (a year
+        anywhere in the text: "the 2025 programme" is the document's)."""
+        if not self.figures:
+            return True
         around = {a.number for p in places(text) if _together(p, place) for a in p.amounts}
-        return all(n in lowered for n in self.names) and all(
-            f in around or (_YEAR.fullmatch(f) and f in NUMBER.findall(text)) for f in self.figures)
+        anywhere = set(NUMBER.findall(text))
+        return all(f in around or (_YEAR.fullmatch(f) and f in anywhere) for f in self.figures)
 
 
 def _together(one: Place, other: Place) -> bool:
@@ -90,13 +96,15 @@ def _rivals(claim: Claim, text: str, thing: Thing, sentence: tuple[Claim, ...] =
     date a place of `text` gives the same thing: the claim's nearest word (in a table, its column
     header's), most of its words, its `thing`, and in a table the row the sentence's other figures
     name ("layer 1 ... 15.0%" meets layer 1's rate, not layer 2's)."""
+    if not thing.named_in(text):
+        return []
     nearest = {word for word, weight in claim.words if weight >= 1.0}
     total = sum(weight for _, weight in claim.words)
     found = []
     for place in places(text):
         measured = place.column if place.cell is not None else place.words
         if not nearest & measured or sum(w for k, w in claim.words if k in place.words) < total / 2 \
-                or not thing.named_in(place, text):
+                or not thing.placed(place, text):
             continue
         if claim.date is not None:
             found += [replace(claim, date=d) for d in place.dates if d != claim.date]
@@ -185,9 +193,9 @@ def _numbered(conflicts: list[Conflict], sources: Sequence[Any],
     """The conflicts with each cited candidate renumbered on from the last source, and those
     candidates so numbered."""
     cited = {v["ref"] for c in conflicts for v in c.values}
-    added = [replace(c, ref=len(sources) + i) for i, c in
-             enumerate((c for c in candidates if c.ref in cited), 1)]
-    refs = {old.ref: new.ref for old, new in zip((c for c in candidates if c.ref in cited), added)}
+    joining = [c for c in candidates if c.ref in cited]
+    added = [replace(c, ref=len(sources) + i) for i, c in enumerate(joining, 1)]
+    refs = {old.ref: new.ref for old, new in zip(joining, added)}
     conflicts = [replace(c, values=tuple({**v, "ref": refs.get(v["ref"], v["ref"])} for v in c.values),
                          current=refs.get(c.current, c.current)) for c in conflicts]
     return conflicts, added
