@@ -9,6 +9,14 @@ references gate (the supported sentences lack it: the answer is not given) ask t
     True
     >>> lacks("Who leads the review?", ["Erik Dahl leads it."]) is None
     True
+
+A question that counts in a unit ("how many days") asks for a figure in it: flights of 6 hours
+do not say within how many days a claim is filed.
+
+    >>> lacks("Within how many days must claims be filed?", ["Flights of 6 hours or more."])
+    'no figure'
+    >>> lacks("Within how many days must claims be filed?", ["Within thirty days of the trip."]) is None
+    True
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import re
 from collections.abc import Iterable
 
 from rag.text import MARKER
+from rag.units import amounts, named_units
 
 _ASKS_FIGURE = re.compile(
     r"\b(?:how (?:many|much|long|far|old|large|big|high|heavy|fast|often)|when\b|which (?:year|date|month)|"
@@ -24,17 +33,29 @@ _ASKS_FIGURE = re.compile(
     r"(?:percentage|share|number|amount|rate|date|year|time|value|score|level|limit|"
     r"cap|fee|allowance|threshold|budget|cost|price|deadline|retention|premium|ratio)s?\b)|"
     r"몇|얼마|언제|며칠|날짜|연도|비율|수치", re.IGNORECASE)
+_WORDED = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+           r"forty|fifty|hundred|thousand|million|billion")
 # A count or a frequency in words is a figure too ("every two weeks", "twice a year", 매주).
 _GIVES_FIGURE = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|million|billion|once|twice|daily|weekly|fortnightly|monthly|"
+    rf"\d|\b(?:{_WORDED}|once|twice|daily|weekly|fortnightly|monthly|"
     r"quarterly|yearly|annually|half|dozen)\b|매일|매주|매월|매달|매년|격주|하루|이틀|사흘|한 달|일주일",
     re.IGNORECASE)
+_COUNTED_IN = re.compile(r"\bhow many ([a-z]+)\b", re.IGNORECASE)
+
+
+def _gives(question: str, text: str) -> bool:
+    text = MARKER.sub("", text)
+    counted = _COUNTED_IN.search(question)
+    unit = next(iter(named_units(counted.group(1))), None) if counted else None
+    if unit is None:
+        return bool(_GIVES_FIGURE.search(text))
+    return any(a.unit == unit for a in amounts(text)) or bool(
+        re.search(rf"\b(?:{_WORDED})[\s-]+{re.escape(counted.group(1))}\b", text, re.IGNORECASE))
 
 
 def lacks(question: str, texts: Iterable[str]) -> str | None:
-    """What the texts lack that the question asks for ("no figure"), or None; citation marks
-    ("[1]") are no figures."""
-    if _ASKS_FIGURE.search(question) and not any(_GIVES_FIGURE.search(MARKER.sub("", t)) for t in texts):
+    """What the texts lack that the question asks for ("no figure": none, or none in the unit it
+    counts in), or None; citation marks ("[1]") are no figures."""
+    if _ASKS_FIGURE.search(question) and not any(_gives(question, t) for t in texts):
         return "no figure"
     return None

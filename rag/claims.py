@@ -107,9 +107,9 @@ class Claim:
 @lru_cache(maxsize=16384)
 def key(word: str) -> str | None:
     """A word as it is compared: codes whole ("HIC15", "SL-13"), other Latin words by their first
-    five letters less an ending ("deflection", "deflected"; "tests", "tested"), Korean words by
-    their first two syllables (a particle changes the end: "변위는", "변위"); None for words that
-    name nothing."""
+    five letters less an ending ("deflection", "deflected"; "tests", "tested"; "rate", "rated"),
+    Korean words by their first two syllables (a particle changes the end: "변위는", "변위");
+    None for words that name nothing."""
     lowered = word.lower().replace("’", "'").removesuffix("'s")
     if _LETTER.fullmatch(word) and word[0] not in "AI":
         return lowered  # a one-letter label: "Module B", "Grade C"
@@ -120,7 +120,9 @@ def key(word: str) -> str | None:
     if any(c.isdigit() for c in lowered):
         return lowered
     stem = re.sub(r"(?:ations?|ions?|ings?|ed|es|s)$", "", lowered)
-    return (stem if len(stem) >= 3 else lowered)[:5]
+    cut = (stem if len(stem) >= 3 else lowered)[:5]
+    # A final "e" is an ending too ("file", "filed", "files"; "target", "targets").
+    return cut[:-1] if len(cut) >= 4 and cut.endswith("e") else cut
 
 
 @lru_cache(maxsize=8192)
@@ -199,10 +201,12 @@ def places(chunk: str) -> tuple[Place, ...]:
     return tuple(found)
 
 
-def _place(text: str, words: str, naming: str, cell: tuple[int, int, int] | None = None, line: int = 0,
-           former: bool = False, bounded: tuple[tuple[Amount, int, bool], ...] = ()) -> Place:
+def _place(text: str, words: str | frozenset[str], naming: str, cell: tuple[int, int, int] | None = None,
+           line: int = 0, former: bool = False, bounded: tuple[tuple[Amount, int, bool], ...] = ()) -> Place:
+    """`words`: the text whose keys the place owns, or those keys (a key is not keyed again)."""
     figures, found = _figures(text)
-    return Place(frozenset(k for k, _, _ in keys(words)), tuple(figures), tuple(d for d, _, _ in found),
+    owned = words if isinstance(words, frozenset) else frozenset(k for k, _, _ in keys(words))
+    return Place(owned, tuple(figures), tuple(d for d, _, _ in found),
                  frozenset(named_units(naming)), frozenset(named_scales(naming)), cell,
                  frozenset(k for k, _, _ in keys(text)) if cell else frozenset(), line, former,
                  tuple((a.value, a.unit, side, inclusive) for a, side, inclusive in bounded))
@@ -217,7 +221,7 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
     stated = bounds(sentence)
     if len(owned) < 2:
         return [_place(sentence, sentence, sentence, line=line, bounded=stated)]
-    words = [" ".join(w for w, _ in o[4]) for o in owned]
+    words = [frozenset(w for w, _ in o[4]) for o in owned]
     former = set()
     verb = bool(_CHANGE_VERB.search(sentence))
     for i in range(len(owned) - 1):
@@ -225,10 +229,10 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
         old, new = (i, i + 1) if verb and _FROM_TO.fullmatch(between) else \
             (i + 1, i) if _NOT.fullmatch(between) else (None, None)
         if old is not None:
-            words[new] = f"{words[new]} {words[old]}"
+            words[new] = words[new] | words[old]
             former.add(old)
         elif _REFERS.search(between):
-            words[i + 1] = f"{words[i + 1]} {words[i]}"
+            words[i + 1] = words[i + 1] | words[i]
     return [_place(sentence[o[2]:o[3]], words[k], sentence, line=line, former=k in former,
                    bounded=tuple(b for b in stated if o[2] <= b[0].start < o[3]))
             for k, o in enumerate(owned)]
@@ -277,7 +281,7 @@ def _agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
     # that also says "3 mm" is no length.
     units = [a for a in place.amounts if (not wanted.unit or a.unit == wanted.unit
              or (a.unit is None and wanted.unit in place.units and place.cell is not None))
-             and _year(a) <= _year(wanted)]  # "the 2024 audit" gives no score a rival
+             and _year(a) == _year(wanted)]  # a year and a score rival neither the other
     # A bare figure under "(EUR m)" is in millions; a figure with its own scale ("EUR 30m") is not.
     held = any(abs(a.value * s - wanted.value) <= 1e-9 * max(1.0, abs(wanted.value)) for a in units
                for s in (place.scales or {1.0} if _bare(a) else {1.0}))

@@ -92,6 +92,10 @@ _AMOUNT = re.compile(
     rf"(?:\s?(?P<unit>{_ALTERNATION}){_UNIT_END})?",
     re.IGNORECASE,
 )
+# A number after a document part's name labels the part ("Section 2: ...", "see Article 12"),
+# as 제 does in Korean: no figure.
+_PART_LABEL = re.compile(r"(?:\b(?:section|article|clause|chapter|paragraph|annex|appendix|slide|page|"
+                         r"table|figure)\s?|§\s?)$", re.IGNORECASE)
 _NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})\s*[\])]|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)",
                     re.IGNORECASE)
 _NAMED_MONEY = re.compile(rf"(?<![A-Za-z])({_alternation(_CODES)})(?![A-Za-z])")
@@ -158,6 +162,8 @@ def amounts(text: str) -> tuple[Amount, ...]:
             scale, unit = None, "m" if scale == "m" else unit
             end = match.end() if unit else match.end("number")
         number = match.group("number")
+        if not spelled and _PART_LABEL.search(text, max(0, match.start() - 12), match.start()):
+            continue
         try:
             worth = value(number) * (SCALES[scale.lower()] if scale else 1.0)
         except ValueError:  # an address or a version ("127.0.0.1", "2.13.0") states no figure

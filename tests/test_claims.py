@@ -35,6 +35,8 @@ ERRATUM = """Erratum to the Quality Audit 2024, issued 2 December 2024.
 
 - Section 3: the documentation score of ENG-22 should read 2.4, not 3.4."""
 
+SECTION = "- Section 2: the number of engagements sampled should read 21."
+
 HOTELS = "The nightly hotel cap is EUR 175 in all cities except London and Seoul, where it is EUR 230."
 
 RULE = ("Every engagement with a fee above EUR 100 thousand needs a second partner review. "
@@ -88,6 +90,9 @@ BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신�
     ("The Busan office moves in March 2025.", MEMO, False),
     ("The documentation score of ENG-22 in the 2024 audit was 2.4.", ERRATUM, True),
     ("The documentation score of ENG-22 in the 2024 audit was 3.4.", ERRATUM, False),
+    # "Section 2" labels a part: it gives the engagements no rival figure of 2
+    ("The audit sample consisted of 21 engagements.", SECTION, True),
+    ("The audit sample consisted of 2 engagements.", SECTION, False),
     # a clause that refers back ("where it is") measures the sentence's thing
     ("The nightly hotel cap in Seoul is EUR 230.", HOTELS, True),
     ("The nightly hotel cap in Seoul is EUR 175.", HOTELS, False),

@@ -128,3 +128,14 @@ def test_candidates_are_read_for_the_same_thing_only():
                                "a rate on line of 7.2% [1].", [solvik],
                                candidates=[replace(note, ref=2), replace(karrow, ref=3)])
     assert found == [] and added == []
+
+
+def test_a_word_and_its_inflection_name_one_thing():
+    """"filed" in the answer and "File" in the newer version are one word: the stale value is
+    reported with the newer document as current."""
+    old = _source(1, P1, "Claims must be filed within 30 days of the end of the trip.")
+    new = _source(2, P2, "File expense claims within 45 days of the end of the trip, with receipts.")
+    finder = ConflictFinder(lambda doc: [P2] if doc == P1 else [])
+    found, _ = finder.find("Within how many days of a trip must expense claims be filed?",
+                           "Claims must be filed within 30 days of the end of the trip [1].", [old, new])
+    assert [([v["value"] for v in c.values], c.current) for c in found] == [(["30 day", "45 day"], 2)]

@@ -1,7 +1,8 @@
 """The references gate (rag/pipeline.py, rag/asked.py): an answer is given only where a sentence
 a source supports gives what the question asks. A question that asks for a figure, answered
-by a supported sentence that holds none beside an invented figure, is refused; its twin whose
-figure is supported is answered, and so is a question that asks for no figure."""
+by a supported sentence that holds none beside an invented figure, or one in another unit than
+the one it counts in, is refused; its twin whose figure is supported is answered, and so is a
+question that asks for no figure."""
 
 from __future__ import annotations
 
@@ -30,6 +31,11 @@ def store(base_settings, tmp_path_factory):
     ("What is the daily meal allowance on business trips?",
      f"{APPLIES} The daily meal allowance is EUR 62.", True),
     ("Who does the expenses policy apply to?", APPLIES, True),
+    # a count in days is not answered by a sum in euros: the figure is in the unit asked
+    ("Within how many days of a trip are claims filed?",
+     f"{APPLIES} Receipts are kept for every item above EUR 25.", False),
+    ("Within how many days of a trip are claims filed?",
+     f"{APPLIES} Claims are filed within 45 days of the trip.", True),
 ])
 def test_an_answer_must_give_the_figure_it_was_asked_for(store, question, reply, answered):
     from rag.pipeline import RagPipeline
