@@ -94,6 +94,7 @@ def answer_questions(
             "standalone_question": answer.get("standalone_question"),
             "translated_question": answer.get("translated_question"),
             "refused_by": answer.get("refused_by"),
+            "mode": answer.get("mode"),
             "supported_share": supported_share(answer["segments"]),
             "timings_ms": answer["timings_ms"] | {"total": round((time.perf_counter() - started) * 1000, 1)},
         })

@@ -29,12 +29,13 @@ from rag.hop import Hop, Hopped
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
 from rag.postprocessors import best_ranked, build_rerank_stage
 from rag.premise import PremiseCheck
+from rag.quotes import Quoter
 from rag.references import ReferenceMatcher, marked
 from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
 from rag.retrieval import check_filters, hybrid_retriever, lexical_version, metadata_filters
 from rag.support import support_scorer
 from rag.settings import Settings
-from rag.store import Store, stored_nodes
+from rag.store import Store, spread_sample, stored_nodes
 
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
 
@@ -84,6 +85,7 @@ class RagPipeline:
         self.cells = CellLookup.from_settings(settings, self.store)
         self.premise = PremiseCheck.from_settings(settings)
         self.hop = Hop.from_settings(settings)
+        self.quoter = Quoter.from_settings(settings)
 
     def answer(
         self,
@@ -272,7 +274,10 @@ class RagPipeline:
         timings[tag + "match"] = round((time.perf_counter() - clock) * 1000, 1)
         backed = [segment.text for segment in segments if segment.supported]
         if not backed or lacks(question, backed):
-            # Not one sentence is backed by a source, or none gives the figure asked: no answer.
+            # Not one sentence is backed by a source, or none gives the figure asked: the unit the
+            # draft paraphrases, quoted, else no answer.
+            if (quote := self.quoter.quote(question, text, evidence, sources, language)) is not None:
+                return quote[0], sources, None, text, quote[1], "composed"
             return self.refusal(language), sources, "references", text, segments
         return cited_answer(text, segments), sources, None, text, segments
 
@@ -311,15 +316,8 @@ class RagPipeline:
             return None
         version = lexical_version(self.store.lexical)  # the pipeline's one Store
         if self._shares[0] != version or version is None:
-            # A sample of the store, spread over it, tells its languages; read again only when the
-            # store changed.
-            chunks = self.store.collection
-            count, sample = chunks.count(), []
-            for offset in range(0, count, max(count // 5, 100))[:5]:
-                got = chunks.get(limit=100, offset=offset, include=["documents", "metadatas"])
-                sample += [(str((meta or {}).get("doc")), text or "")
-                           for meta, text in zip(got["metadatas"], got["documents"])]
-            self._shares = (version, document_shares(sample))
+            # Read again only when the store changed.
+            self._shares = (version, document_shares(spread_sample(self.store.collection)))
         language = translation_target(question, self._shares[1])
         return self.rewriter.translate(question, language) if language else None
 

@@ -375,6 +375,13 @@ class AnswerSettings(Section):
     translate_prompt_file: Annotated[Path, ConfigFile()] = Field(
         Path("prompts/translate.txt"), description="Translates a question."
     )
+    quote_paraphrases: bool = Field(
+        True, description="A draft no chunk supports in its words is answered by quoting the one evidence "
+        "unit that states all it claims and is about what was asked (rag/quotes.py); false: refused."
+    )
+    quote_min_shared: int = Field(
+        2, ge=1, description="Words of the question the quoted unit (with its heading) must share."
+    )
 
 
 class SupportSettings(Section):
