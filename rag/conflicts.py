@@ -7,7 +7,8 @@ values cited, and one sentence in the answer's text ("Sources disagree: [1] give
 place that names most of the question's words. Only what the answer concerns is compared, not
 every number two chunks hold. Beyond the shown sources, the next-ranked `candidates` are read
 too: one that gives the thing another figure joins the sources, so the disagreement is shown
-even where it ranked below the kept chunks.
+even where it ranked below the kept chunks. Where the answer gave an older version's value,
+`restated` puts the current version's sentence in its place.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
+from rag.answer import AnswerSegment
 from rag.claims import Claim, Place, claim_backed, claims, coordinates_hold, keys, places
+from rag.references import marked
 from rag.text import MARKER, NUMBER, split_sentences
 from rag.settings import Settings
 from rag.units import Amount
@@ -40,6 +43,7 @@ class Conflict:
     what: str  # the words that name the thing, as the answer (or question) spells them
     values: tuple[dict[str, Any], ...]  # {value, ref, doc}, the answer's first
     current: int | None = None  # the ref currency says is current (the answer gave an older value)
+    stated: str = ""  # the current source's sentence that gives its value (not in the Answer record)
 
     def to_dict(self) -> dict[str, Any]:
         return {"what": self.what, "values": list(self.values), "current": self.current}
@@ -167,7 +171,8 @@ class ConflictFinder:
                         values = ({"value": shown(claim), "ref": backer.ref, "doc": backer.doc},
                                   {"value": shown(rival), "ref": other.ref, "doc": other.doc})
                         key = (what, values[0]["value"], values[1]["value"])
-                        found.setdefault(key, Conflict(what, values, other.ref if stale else None))
+                        found.setdefault(key, Conflict(what, values, other.ref if stale else None,
+                                                       _stating(rival, other.text) if stale else ""))
         return _numbered(list(found.values()), sources, candidates)
 
     def _asked(self, question: str, sources: Sequence[Any]) -> list[tuple[Claim, str]]:
@@ -186,6 +191,39 @@ class ConflictFinder:
         claim = Claim(amount, None if amount else best.dates[0], weights)
         what = " ".join(question[s:e] for k, s, e in keys(question) if k in best.words)
         return [(claim, what)]
+
+
+def _stating(claim: Claim, text: str) -> str:
+    """The first sentence or list item of `text` that states the claim (no heading, no table row:
+    a row read alone loses its header), or ""."""
+    for line in text.splitlines():
+        line = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", line)
+        if line.lstrip().startswith(("#", "|")):
+            continue
+        for sentence in split_sentences(line):
+            if claim_backed(claim, sentence):
+                return sentence.strip()
+    return ""
+
+
+def restated(text: str, segments: list[AnswerSegment], conflicts: Sequence[Conflict],
+             sources: Sequence[Any]) -> tuple[str, list[AnswerSegment]]:
+    """The answer with each supported segment that gives an older version's value (a conflict
+    with `current`) replaced by the current source's sentence that gives its value, cited to it
+    at 1.0: the answer is the current version's, and the conflict's note still says what the
+    older one gave. Unchanged where no such sentence was found."""
+    stale = [c for c in conflicts if c.current and c.stated]
+    out = []
+    for segment in segments:
+        fix = next((c for c in stale if segment.supported
+                    and any(r.ref == c.values[0]["ref"] for r in segment.references)
+                    and any(shown(claim) == c.values[0]["value"] for claim in claims(segment.text))), None)
+        source = fix and next((s for s in sources if s.ref == fix.current), None)
+        out.append(segment if source is None else AnswerSegment(
+            marked(fix.stated, [source.ref]), segment.sentences, True, [source.reference(1.0)]))
+    if out == segments:
+        return text, segments
+    return " ".join(segment.text for segment in out), out
 
 
 def _numbered(conflicts: list[Conflict], sources: Sequence[Any],

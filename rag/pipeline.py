@@ -22,7 +22,7 @@ from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer, is_re
 from rag.asked import lacks
 from rag.cells import CellAnswer, CellLookup
 from rag.compose import Composer, notice
-from rag.conflicts import ConflictFinder, said
+from rag.conflicts import ConflictFinder, restated, said
 from rag.context import ContextBuilder, Evidence, Widening
 from rag.currency import CurrentFirst
 from rag.hop import Hop, Hopped
@@ -157,6 +157,7 @@ class RagPipeline:
             conflicts, added = self.conflicts.find(query.standalone, text, sources, gate, later)
             sources = [*sources, *added]
             timings["conflicts"] = round((time.perf_counter() - checked) * 1000, 1)
+            text, segments = restated(text, segments or [], conflicts, sources)  # the current version's
             if hopped is not None:  # the bridge's line cited too: the answer cites both documents
                 text, segments = hopped.cited(text, segments or [], sources, gate)
             return Answer(query.asked, said(text, conflicts, language), segments or [], sources, timings,

@@ -6,7 +6,10 @@ date the draft claims, is about what the question asks (it shares the question's
 its names) and no other unit does, the answer is that unit, quoted and cited to its chunk, exact
 by construction; the model's paraphrase stays only as the draft. A yes or no leads the quote when
 the question asks one and the unit reaches it: the case the question gives meets the unit's rule
-("a project billed at EUR 150 thousand" under "a fee above EUR 100 thousand needs ...").
+("a project billed at EUR 150 thousand" under "a fee above EUR 100 thousand needs ..."). A
+figure the question gives ("the 2024 audit") may stand in the unit's heading or chunk; a figure
+of the draft's own must stand in the unit, and not as one the evidence corrects ("should read
+2.4, not 3.4": the results row that still says 3.4 is not quoted).
 
     >>> from rag.context import Unit
     >>> shown = [Unit(0, 0, "A status note goes to the client every two weeks while an engagement is open."),

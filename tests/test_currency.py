@@ -199,6 +199,11 @@ def test_the_older_is_current_again_once_the_newer_is_removed(base_settings, tmp
     newer = {s.doc: s.ref for s in answer.sources}[P2]
     assert answer.conflicts and answer.conflicts[0]["current"] == newer
     assert f"[{newer}] is current" in render_answer(answer.to_dict())
+    # the older's value is not the answer: the newer's sentence stands in its place, cited to it
+    [segment] = answer.segments
+    assert "EUR 55" in segment.text and [(r.doc, r.score) for r in segment.references] == [(P2, 1.0)]
+    assert answer.answer.startswith(segment.text)
+    assert answer.draft.startswith("The daily meal allowance is EUR 40")  # the model's words stay the draft
     remove([P2], settings)
     answer = pipeline.answer(MEAL_Q)  # the same pipeline: nothing stale
     assert [s.doc for s in answer.sources] == [P1] and "supersede" not in labels(pipeline.llm.prompts[-1])[P1]
