@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 
 from rag.text import MARKER
-from rag.units import amounts, named_units
+from rag.units import FREQUENCY_WORDS, NUMBER_WORDS, amounts, named_units
 
 _ASKS_FIGURE = re.compile(
     r"\b(?:how (?:many|much|long|far|old|large|big|high|heavy|fast|often)|when\b|which (?:year|date|month)|"
@@ -33,29 +33,35 @@ _ASKS_FIGURE = re.compile(
     r"(?:percentage|share|number|amount|rate|date|year|time|value|score|level|limit|"
     r"cap|fee|allowance|threshold|budget|cost|price|deadline|retention|premium|ratio)s?\b)|"
     r"몇|얼마|언제|며칠|날짜|연도|비율|수치", re.IGNORECASE)
-_WORDED = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-           r"forty|fifty|hundred|thousand|million|billion")
+_WORDED = rf"{NUMBER_WORDS}|thousand|million|billion"
 # A count or a frequency in words is a figure too ("every two weeks", "twice a year", 매주).
 _GIVES_FIGURE = re.compile(
-    rf"\d|\b(?:{_WORDED}|once|twice|daily|weekly|fortnightly|monthly|"
-    r"quarterly|yearly|annually|half|dozen)\b|매일|매주|매월|매달|매년|격주|하루|이틀|사흘|한 달|일주일",
+    rf"\d|\b(?:{_WORDED}|{FREQUENCY_WORDS}|half|dozen)\b"
+    r"|매일|매주|매월|매달|매년|격주|하루|이틀|사흘|한 달|일주일",
     re.IGNORECASE)
 _COUNTED_IN = re.compile(r"\bhow many ([a-z]+)\b", re.IGNORECASE)
 
 
-def _gives(question: str, text: str) -> bool:
-    text = MARKER.sub("", text)
+def _counted(question: str) -> tuple[str, str] | None:
+    """(the word, its unit) a question counts in ("how many days": ("days", "day")), or None."""
     counted = _COUNTED_IN.search(question)
     unit = next(iter(named_units(counted.group(1))), None) if counted else None
-    if unit is None:
+    return (counted.group(1), unit) if unit else None
+
+
+def _gives(text: str, counted: tuple[str, str] | None) -> bool:
+    text = MARKER.sub("", text)
+    if counted is None:
         return bool(_GIVES_FIGURE.search(text))
+    word, unit = counted
     return any(a.unit == unit for a in amounts(text)) or bool(
-        re.search(rf"\b(?:{_WORDED})[\s-]+{re.escape(counted.group(1))}\b", text, re.IGNORECASE))
+        re.search(rf"\b(?:{_WORDED})[\s-]+{re.escape(word)}\b", text, re.IGNORECASE))
 
 
 def lacks(question: str, texts: Iterable[str]) -> str | None:
     """What the texts lack that the question asks for ("no figure": none, or none in the unit it
     counts in), or None; citation marks ("[1]") are no figures."""
-    if _ASKS_FIGURE.search(question) and not any(_gives(question, t) for t in texts):
-        return "no figure"
-    return None
+    if not _ASKS_FIGURE.search(question):
+        return None
+    counted = _counted(question)
+    return None if any(_gives(t, counted) for t in texts) else "no figure"

@@ -37,21 +37,17 @@ from rag.answer import AnswerSegment, Source
 from rag.claims import Claim, claim_backed, claims, keys, met_cases, places
 from rag.compose import quoted
 from rag.context import Evidence, Unit
+from rag.premise_words import YES_NO
 from rag.references import marked
 from rag.rewrite import script_language
 from rag.settings import Settings
 from rag.text import split_sentences
-from rag.units import CURRENCIES, UNITS
+from rag.units import CURRENCIES, FREQUENCY_WORDS, NUMBER_WORDS, UNITS
 
-# A count or a frequency in words ("every two weeks", "twice a year"): a figure that
-# rag/units.py reads no amount from, matched in the unit as written.
-_WORDED = re.compile(
-    r"\b(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-    r"forty|fifty|hundred)\s+[a-z]+|once|twice|daily|weekly|fortnightly|monthly|quarterly|yearly|"
-    r"annually)\b", re.IGNORECASE)
-# A question a yes or no answers, and a draft that gives one.
-_YES_NO_QUESTION = re.compile(r"^\s*(?:does|do|did|is|are|was|were|can|could|may|must|should|will|"
-                              r"would|has|have|had)\b", re.IGNORECASE)
+# A count or a frequency in words ("every two weeks", "twice a year"), matched in the unit as
+# written.
+_WORDED = re.compile(rf"\b(?:(?:{NUMBER_WORDS})\s+[a-z]+|{FREQUENCY_WORDS})\b", re.IGNORECASE)
+# A draft that gives a yes or no.
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|cannot|without)\b|n't\b", re.IGNORECASE)
 # A name: a capitalised word or a code after a sentence's first word ("IT", "SL-05", "Karrow").
@@ -90,14 +86,14 @@ def quoted_unit(question: str, draft: str, shown: Sequence[Unit], chunks: Mappin
     fits = []
     for unit in shown:
         about = " ".join((*unit.lead, unit.text))
+        around = f"{about} {chunks.get(unit.chunk, '')}"
         if len(asked & _words(about)) < min_shared:
             continue
-        if not all(name in f"{about} {chunks.get(unit.chunk, '')}".lower() for name in names):
+        if not all(name in around.lower() for name in names):
             continue
         # A figure the question gives ("the 2024 audit") may stand in the unit's heading or
         # chunk; the draft's own figures must stand in the unit.
-        if not all(claim_backed(c, unit.text if c in new else f"{about} {chunks.get(unit.chunk, '')}")
-                   for c in found):
+        if not all(claim_backed(c, unit.text if c in new else around) for c in found):
             continue
         if not all(w in unit.text.lower() for w in worded):
             continue
@@ -133,7 +129,7 @@ class Quoter:
         reference = [source.reference(1.0)]
         segments = [AnswerSegment(marked(quoted(unit), [source.ref]), [0, 0], True, reference)]
         verdict = _YES_NO.match(draft)
-        if (_YES_NO_QUESTION.match(question) and verdict
+        if (YES_NO.match(question) and verdict
                 and (verdict.group(1).lower() == "no") == bool(_NEGATION.search(unit.text))):
             # The yes or no the unit reaches, from the unit: its own sentence, cited to it.
             segments = [AnswerSegment(f"{verdict.group(1).capitalize()}.", [0, 0], True, reference),

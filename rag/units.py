@@ -92,6 +92,11 @@ _AMOUNT = re.compile(
     rf"(?:\s?(?P<unit>{_ALTERNATION}){_UNIT_END})?",
     re.IGNORECASE,
 )
+# A count or a frequency in words ("two weeks", "twice a year"): regex alternations that rag/asked.py
+# and rag/quotes.py read as figures no amount is parsed from.
+NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+                r"forty|fifty|hundred")
+FREQUENCY_WORDS = r"once|twice|daily|weekly|fortnightly|monthly|quarterly|yearly|annually"
 # A number after a document part's name labels the part ("Section 2: ...", "see Article 12"),
 # as 제 does in Korean: no figure.
 _PART_LABEL = re.compile(r"(?:\b(?:section|article|clause|chapter|paragraph|annex|appendix|slide|page|"

@@ -66,6 +66,18 @@ def fresh_settings(base: Settings, storage: Path, **sections) -> Settings:
     return settings
 
 
+def fixture_store(base: Settings, tmp_path_factory, name: str, documents: int) -> Settings:
+    """tests/fixtures/`name` copied and ingested into a fresh store, all `documents` indexed."""
+    from ingestion.pipeline import ingest
+
+    folder = tmp_path_factory.mktemp(name)
+    shutil.copytree(FIXTURES / name, folder / "docs")
+    settings = fresh_settings(base, folder / "storage")
+    report = ingest([folder / "docs"], settings, progress=False)
+    assert report.indexed == documents and not report.failed
+    return settings
+
+
 def cli(monkeypatch, settings: Settings, *args: str):
     """`ragqa ARGS` in this process (the models stay loaded), on `settings`' store and models."""
     return cli_input(monkeypatch, settings, None, *args)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import FIXTURES, cli, fresh_settings
+from conftest import FIXTURES, cli, fixture_store, fresh_settings
 from llama_index.core.schema import MetadataMode
 
 from app.documents import document_rows
@@ -27,12 +27,7 @@ ERRATUM, KO = "remote-work-erratum-2025-05.md", "hr-notice-ko.txt"
 
 @pytest.fixture(scope="module")
 def store(base_settings, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("currency")
-    shutil.copytree(FIXTURES / "currency", folder / "docs")
-    settings = fresh_settings(base_settings, folder / "storage")
-    report = ingest([folder / "docs"], settings, progress=False)
-    assert report.indexed == 4 and not report.failed
-    return settings
+    return fixture_store(base_settings, tmp_path_factory, "currency", 4)
 
 
 def test_fields_are_read_with_their_origins(store):

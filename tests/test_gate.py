@@ -6,23 +6,17 @@ question that asks for no figure."""
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
-from conftest import FIXTURES, ScriptedLLM, fresh_settings
+from conftest import ScriptedLLM, fixture_store
 
-from ingestion.pipeline import ingest
 
 APPLIES = "The expenses policy applies to all staff travelling on client or internal business."
 
 
 @pytest.fixture(scope="module")
 def store(base_settings, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("gate")
-    shutil.copytree(FIXTURES / "gate", folder / "docs")
-    settings = fresh_settings(base_settings, folder / "storage")
-    assert ingest([folder / "docs"], settings, progress=False).indexed == 1
-    return settings
+    return fixture_store(base_settings, tmp_path_factory, "gate", 1)
 
 
 @pytest.mark.parametrize(("question", "reply", "answered"), [

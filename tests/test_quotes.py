@@ -6,12 +6,10 @@ paraphrase of the wrong unit, is still refused."""
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
-from conftest import FIXTURES, ScriptedLLM, fresh_settings
+from conftest import ScriptedLLM, fixture_store, fresh_settings
 
-from ingestion.pipeline import ingest
 
 STATUS = "A status note goes to the client every two weeks while an engagement is open."
 APPROVAL = "A fee above EUR 100 thousand needs the approval of the managing partner."
@@ -20,11 +18,7 @@ HOW_OFTEN = "How often must the client of an open engagement hear how the work s
 
 @pytest.fixture(scope="module")
 def store(base_settings, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("quotes")
-    shutil.copytree(FIXTURES / "quotes", folder / "docs")
-    settings = fresh_settings(base_settings, folder / "storage")
-    assert ingest([folder / "docs"], settings, progress=False).indexed == 1
-    return settings
+    return fixture_store(base_settings, tmp_path_factory, "quotes", 1)
 
 
 def ask(settings, question: str, draft: str):
