@@ -19,12 +19,13 @@ from typing import Literal
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
-from rag.claims import places
+from rag.claims import claims, dates, key, places
 from rag.fact_tables import FactTable, label_text
 from rag.facts import Fact, value_unit
 from rag.labels import STOP, content, is_code, named, same, words
 from rag.lexical import LexicalIndex
 from rag.text import hangul_script, split_sentences
+from rag.units import named_units
 
 # Columns that hold "the" value of a measure named by the row: the default when no column is named.
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
@@ -45,7 +46,8 @@ _MEASURES = {
 _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
-_NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
+# The noun after which/what, or its next word when the first qualifies it ("what daily allowance").
+_NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)", re.IGNORECASE)
 _COUNTED = re.compile(r"\bhow many\s+([A-Za-z][\w-]*)|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
 _KEY_LINE = re.compile(r"^[\w\[\]-]+(?:[._][\w\[\]-]+)*:\s")  # a JSON field's line ("clauses.hours: 72")
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
@@ -91,7 +93,7 @@ class CellLookup:
         # best-ranked chunk that holds any; one naming a row and a column, any of the top chunks'.
         lead = next(filter(None, ([t for t in top if node.node.node_id in {f.chunk_id for f in t.facts}]
                                   for node in candidates[: self.top_chunks])), [])
-        ask = _Question(tuple(asked), self.min_share, hangul_script(question))
+        ask = _Question(tuple(asked), self.min_share, hangul_script(question), bool(_WHEN.search(question)))
         labels = [label.lower() for t in tables for label in (*t.rows, *t.columns)]
         extreme = next(((kind, m.group().lower()) for kind, pattern in (("max", _MAX), ("min", _MIN))
                         for m in pattern.finditer(question)  # not a label's: "최대 하중"
@@ -99,8 +101,10 @@ class CellLookup:
         if extreme:
             return ask.extreme(extreme[0], lead, _MEASURES.get(extreme[1], frozenset()))
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
-                     if m.group(1).lower() not in STOP), None)
+                     if m.group(1).split()[0].lower() not in STOP), None)
         found = ask.cell(tables, noun, bool(_COUNT.search(question)))
+        if found and found.kind == "cell" and ask.when and not _dated(found.facts[0].value):
+            found = None  # "until when is its lead's certification valid" is not the lead's name
         if found and found.kind == "cell" and _contradicted(found.facts[0], candidates,
                                                                 [w for w in asked if is_code(w)]):
             return None  # another document gives another figure: the pipeline shows both
@@ -109,7 +113,9 @@ class CellLookup:
         if found is None and _COUNT.search(question):
             counted = _COUNTED.search(question)
             noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
-            return ask.count(lead, noun)
+            # "How many hours does the course take" asks a measure, not how many rows.
+            counted = None if noun and named_units(noun) else ask.count(lead, noun)
+            return None if counted and _count_stated(noun, counted.facts[0].doc, candidates) else counted
         if found is None and _WHICH.search(question):
             return ask.select(lead)
         return found
@@ -176,6 +182,29 @@ def _named_ahead(fact: Fact, candidates: Sequence[NodeWithScore]) -> bool:
     return False
 
 
+def _conditions(named_values: Sequence[tuple[str, str]], korean: bool) -> str:
+    """"plant Brno and status in repair"; "plant 값이 Brno, status 값이 in repair"."""
+    if korean:
+        return ", ".join(f"{column} 값이 {value}" for column, value in named_values)
+    return " and ".join(f"{column} {value}" for column, value in named_values)
+
+
+def _dated(value: str) -> bool:
+    """A date or a year: what a "when" question asks."""
+    return bool(dates(value) or re.fullmatch(r"\s*(?:19|20)\d\d\s*", value))
+
+
+def _count_stated(noun: str | None, doc: str, candidates: Sequence[NodeWithScore]) -> bool:
+    """Whether a sentence of the table's document among the candidates gives a figure of the
+    counted noun ("audited 42 suppliers"): the table then lists some of them, not all."""
+    counted = key(noun) if noun else None
+    return counted is not None and any(
+        claim.amount is not None and claim.amount.unit is None and counted in dict(claim.words[:2])
+        for node in candidates if node.node.metadata.get("doc") == doc
+        for line in node.node.get_content(metadata_mode=MetadataMode.NONE).splitlines()
+        if not line.lstrip().startswith("|") for claim in claims(line))
+
+
 def _contradicted(fact: Fact, candidates: Sequence[NodeWithScore], codes: Sequence[str]) -> bool:
     """Whether a sentence of prose of another candidate document (not one the question's codes rule
     out) names the cell's row and column and gives figures, none of them the cell's ("Hamburg
@@ -215,6 +244,7 @@ class _Question:
     asked: tuple[str, ...]
     min_share: float
     korean: bool
+    when: bool = False  # the question asks when
 
     def best(self, labels: Sequence[str], names: dict[str, tuple[str, ...]] | None = None) -> list[str]:
         """The labels named best (ties kept), each named whole or by a word the other labels lack;
@@ -241,6 +271,14 @@ class _Question:
         chosen = self.best(columns)
         if chosen:
             return chosen
+        if self.when and is_code(row.lower()) and row.lower() in self.asked:
+            # "when was PMP-2023-118 put into service": the one date of a row the question names by
+            # its code (a row named by words may be the subject of another date: "the final report
+            # of the Tern Harbour review")
+            dated = [c for c in columns
+                     if any(f.row == row and f.column == c and _dated(f.value) for f in table.facts)]
+            if len(dated) == 1:
+                return dated
         generic = [c for c in columns if not c or set(words(c)) & _GENERIC]
         return generic if len(generic) == 1 else (columns if len(columns) == 1 else [])
 
@@ -275,7 +313,10 @@ class _Question:
         _, table, fact = picked[0]
         if count and not fact.blank and fact.number is None:
             return None  # "how many" is answered by a figure
-        if noun and not any(same(w, noun) for w in table.context(fact, subject=False)):
+        nouns = noun.split()[:1] + [w for w in noun.split()[1:2] if w not in STOP] if noun else []
+        # the row, the column, or the table's own heading ("3. Per diem allowances")
+        named_by = table.context(fact, subject=False) | set(words(fact.section.split(">")[-1]))
+        if nouns and not any(same(w, n) for w in named_by for n in nouns):
             return None
         row, column, subject = label_text(fact.row), fact.column, table.subject
         row = f"{table.label} {row}" if row.isdigit() and table.label else row  # "layer 2", not "2"
@@ -302,8 +343,8 @@ class _Question:
                 c for c in table.columns if c in numeric and set(words(c)) & measure]
             if len(columns) != 1 or self.best(table.rows, table.aliases):
                 continue
-            chosen = {f.row for _, column, cells in self.value_matches([table]) if column != columns[0]
-                      for f in cells}
+            chosen = {f.row for _, named_values, cells in self.value_matches([table])
+                      if all(column != columns[0] for column, _ in named_values) for f in cells}
             cells = [f for f in table.facts if f.column == columns[0] and f.number is not None
                      and (not chosen or f.row in chosen)]
             if len({f.row for f in cells}) >= 2:
@@ -325,26 +366,46 @@ class _Question:
             text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact)}."
         return CellAnswer(kind, text, (fact,))
 
-    def value_matches(self, tables: Sequence[FactTable]) -> list[tuple[FactTable, str, list[Fact]]]:
-        """Per table, the one column whose word values the question names (a named column first),
-        with the cells holding a named value: "failed" names the result "fail"."""
+    def value_matches(self, tables: Sequence[FactTable]
+                      ) -> list[tuple[FactTable, list[tuple[str, str]], list[Fact]]]:
+        """Per table, the columns whose word values the question names (the named columns, if
+        any of them hold one), as (table, [(column, the value named)], the first column's cells
+        of the rows holding a named value in every such column): "how many assets at Brno are in repair" is
+        plant Brno and status "in repair". A list cell ("hydraulic testing; PLC programming")
+        holds each of its items."""
         found = []
         for table in (t for t in tables if len(t.rows) > 1):
             by_column: dict[str, list[Fact]] = {}
             for fact in table.facts:  # words, in a column (a JSON key of its own has none)
-                if (fact.column and fact.number is None and not fact.blank
-                        and named(fact.value, self.asked)[0] == 1):
+                if fact.column and fact.number is None and not fact.blank and self._names_value(fact.value):
                     by_column.setdefault(fact.column, []).append(fact)
+            for column, cells in by_column.items():  # the value named most fully: not "hydraulics"
+                most = max(len(content(self._named_item(f.value))) for f in cells)  # for "hydraulic testing"
+                by_column[column] = [f for f in cells if len(content(self._named_item(f.value))) == most]
             columns = [c for c in self.best(table.columns) if c in by_column] or list(by_column)
-            if len(columns) == 1:
-                found.append((table, columns[0], by_column[columns[0]]))
+            if not columns or any(len({self._named_item(f.value).lower() for f in by_column[c]}) != 1
+                                  for c in columns):
+                continue  # two values named in one column: "Brno or Linz" is no one condition
+            rows = set.intersection(*({f.row for f in by_column[c]} for c in columns))
+            cells = [f for f in by_column[columns[0]] if f.row in rows]
+            if cells:
+                found.append((table, [(c, self._named_item(by_column[c][0].value)) for c in columns], cells))
         return found
+
+    def _named_item(self, value: str) -> str:
+        """The value, or the item of a list cell, that the question names."""
+        items = [i.strip() for i in value.split(";")] if ";" in value else [value]
+        return next((i for i in items if content(i) and named(i, self.asked)[0] == 1), "")
+
+    def _names_value(self, value: str) -> bool:
+        return bool(self._named_item(value))
 
     def count(self, tables: Sequence[FactTable], noun: str | None = None) -> CellAnswer | None:
         """How many rows of one table hold the value the question names in one column; with no
         value named, how many rows the one table has whose row labels' header is the counted
         `noun` ("how many layers does the programme have": its rows under "layer")."""
-        found = self.value_matches(tables)
+        # A question naming a row ("how many people work at the Brno plant") asks about that row.
+        found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows, hit[0].aliases)]
         if not found and noun:
             counted = [t for t in tables if len(t.rows) > 1 and any(same(w, noun) for w in content(t.label))]
             if len(counted) != 1:
@@ -354,13 +415,14 @@ class _Question:
                     if self.korean else
                     f"{table.subject} lists {n} {table.label}{'s' * (n != 1)}: {table.listed(table.rows)}.")
             return CellAnswer("count", text, tuple({f.row: f for f in table.facts[::-1]}.values())[::-1])
-        if len(found) != 1 or len({f.value.lower() for f in found[0][2]}) != 1:
+        if len(found) != 1:
             return None
-        table, column, cells = found[0]
-        value, n, rows = cells[0].value, len(cells), table.listed([f.row for f in cells])
-        text = (f"{table.subject}에서 {column} 값이 {value}인 행은 {n}개입니다 ({rows})." if self.korean
-                else f"In {table.subject}, {n} row{'s' * (n != 1)} {'have' if n != 1 else 'has'} "
-                     f"{column} {value}: {rows}.")
+        table, named_values, cells = found[0]
+        n, rows = len(cells), table.listed([f.row for f in cells])
+        text = (f"{table.subject}에서 {_conditions(named_values, True)}인 행은 {n}개입니다 ({rows})."
+                if self.korean else
+                f"In {table.subject}, {n} row{'s' * (n != 1)} {'have' if n != 1 else 'has'} "
+                f"{_conditions(named_values, False)}: {rows}.")
         return CellAnswer("count", text, tuple(cells))
 
     def select(self, tables: Sequence[FactTable]) -> CellAnswer | None:
@@ -369,8 +431,8 @@ class _Question:
         found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows, hit[0].aliases)]
         if len(found) != 1 or len(found[0][2]) != 1:
             return None
-        table, column, (fact,) = found[0]
+        table, named_values, (fact,) = found[0]
         row = table.shown(fact.row)
-        text = (f"{table.subject}에서 {column} 값이 {fact.value}인 것은 {row}입니다." if self.korean
-                else f"In {table.subject}, {row} has {column} {fact.value}.")
+        text = (f"{table.subject}에서 {_conditions(named_values, True)}인 것은 {row}입니다." if self.korean
+                else f"In {table.subject}, {row} has {_conditions(named_values, False)}.")
         return CellAnswer("cell", text, (fact,))

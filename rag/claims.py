@@ -63,6 +63,7 @@ _CHANGE_VERB = re.compile(
     r"rose|rise|fell|fall|drop|correct|updat|amend|brought|push|replac)\w*|변경|연기|인상|인하|증가|감소|조정|"
     r"정정|늘|줄|미뤄|앞당", re.IGNORECASE)
 _FROM_TO = re.compile(r"\s*(?:to|->|→|–>)\s*|\s*(?:에서|→)\s*", re.IGNORECASE)
+_WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s*$", re.IGNORECASE)
 _NOT = re.compile(r"\s*,?\s*\(?\s*(?:not|instead of|rather than|replacing|대신)\s*", re.IGNORECASE)
 # A later figure's clause that refers back to the sentence's thing ("the cap is EUR 175 in all
 # cities except Seoul, where it is EUR 230"; "..., while in Hamburg they are 14"): it measures
@@ -70,6 +71,12 @@ _NOT = re.compile(r"\s*,?\s*\(?\s*(?:not|instead of|rather than|replacing|대신
 _REFERS = re.compile(r"\b(?:where|whereas|while|it|they|its|their)\b", re.IGNORECASE)
 _CHANGE_CUE = re.compile(r"\b(?:from|not|instead|originally|previously|formerly|earlier|initially|"
                          r"planned|old|superseded)\b|에서|당초|기존|원래|이전|종전", re.IGNORECASE)
+
+
+# A document's name as the model cites it ("memo_schedule_changes_2025-03.md"): its date or
+# number names the file, not what the sentence claims.
+_FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|csv|json|html?|pdf|docx?|pptx?|xlsx?)\b"
+                        r"|\b[A-Za-z]\w*_[\w-]*\d[\w-]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -226,6 +233,11 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
     verb = bool(_CHANGE_VERB.search(sentence))
     for i in range(len(owned) - 1):
         between = sentence[owned[i][3]:owned[i + 1][2]]
+        # "from week 32 to week 34", "from 12 April to Saturday 24 May": the noun before the first
+        # figure, or a weekday, may stand before the second.
+        before = re.search(r"([A-Za-z]+)\s*$", sentence[:owned[i][2]])
+        between = re.sub(rf"\b{before.group(1)}\s*$", "", between) if before else between
+        between = _WEEKDAY.sub("", between)
         old, new = (i, i + 1) if verb and _FROM_TO.fullmatch(between) else \
             (i + 1, i) if _NOT.fullmatch(between) else (None, None)
         if old is not None:
@@ -248,6 +260,13 @@ def _owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, li
         if found and not any(s < end and start < e for _, _, start, end, _ in found):
             gaps = [max(s - end, start - e, 0) for _, _, start, end, _ in found]
             found[gaps.index(min(gaps))][4].append((word, min(gaps)))
+    # A year qualifies the sentence's other figures: in "the average score in 2024 was 78.4" the
+    # year is nearer every word, and the score keeps them too.
+    years = [i for i, (a, d, _, _, _) in enumerate(found) if (a and _year(a)) or (a is None and d[1] is None)]
+    for figure in found:
+        if not figure[4] and years and figure[0] is not None and not _year(figure[0]):
+            year = min(years, key=lambda i: abs(found[i][2] - figure[2]))
+            figure[4].extend((word, gap + abs(found[year][2] - figure[2])) for word, gap in found[year][4])
     return found
 
 
@@ -258,6 +277,7 @@ def claims(segment: str) -> tuple[Claim, ...]:
     found = []
     for number, sentence in enumerate(split_sentences(MARKER.sub("", segment))):
         sentence = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", sentence)
+        sentence = _FILE_NAME.sub("", sentence)
         stated = {b[0].start for b in bounds(sentence)}
         for amount, date, _, _, words in _owned(sentence):
             distance: dict[str, int] = {}
@@ -270,7 +290,7 @@ def claims(segment: str) -> tuple[Claim, ...]:
     return tuple(found)
 
 
-def _agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
+def agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
     """(the place states the claim's figure or date, it gives another of the same kind)."""
     if claim.date is not None:
         same = [all(c is None or c == s for c, s in zip(claim.date, date)) and
@@ -308,6 +328,12 @@ def met_cases(segment: str, chunk: str) -> frozenset[str]:
                      if c.amount is not None and any(_meets(c, p) for p in places(chunk)))
 
 
+def states_former(claim: Claim, text: str) -> bool:
+    """Whether the text gives the claim's figure or date as a former value ("moves from week 32
+    to week 34", "should read 2.4, not 3.4"): a source still stating it is the superseded one."""
+    return any(place.former and agrees(claim, place)[0] for place in places(text))
+
+
 def _year(amount: Amount) -> bool:
     return amount.unit is None and bool(re.fullmatch(r"(?:19|20)\d\d", amount.number))
 
@@ -322,7 +348,7 @@ def claim_backed(claim: Claim, chunk: str) -> bool:
     held, rivals = 0.0, []
     stated: set[int] = set()
     for place in places(chunk):
-        states, other = _agrees(claim, place)
+        states, other = agrees(claim, place)
         if place.former and not claim.change:  # a former value is given only as one
             states, other = False, False
         score = sum(weight for word, weight in claim.words if word in place.words)
@@ -354,7 +380,7 @@ def coordinates_hold(found: tuple[Claim, ...], chunk: str) -> bool:
     coordinates, values = {}, {}
     for claim in found:
         near = {word for word, weight in claim.words if weight >= 0.5}
-        stated = [p for p in table if _agrees(claim, p)[0]]
+        stated = [p for p in table if agrees(claim, p)[0]]
         coordinates[claim] = [p.cell for p in stated if (p.cell[1] < 0 or p.cell[2] == 0)
                               and (not p.own or p.own & near)]
         values[claim] = [p.cell for p in stated if p.cell[1] >= 0 and p.cell[2] > 0]

@@ -20,7 +20,8 @@ from functools import cache
 from typing import Any
 
 from rag.answer import AnswerSegment
-from rag.claims import Claim, Place, claim_backed, claims, coordinates_hold, keys, places
+from rag.claims import (Claim, Place, agrees, claim_backed, claims, coordinates_hold, keys, places,
+                        states_former)
 from rag.references import marked
 from rag.text import MARKER, NUMBER, split_sentences
 from rag.settings import Settings
@@ -105,10 +106,14 @@ def _rivals(claim: Claim, text: str, thing: Thing, sentence: tuple[Claim, ...] =
     nearest = {word for word, weight in claim.words if weight >= 1.0}
     total = sum(weight for _, weight in claim.words)
     found = []
+    # A change's new value rivals only the value it replaces ("should read 76.9, not 78.4" is no
+    # rival of "31 audits").
+    changed = {p.line for p in places(text) if p.former and p.cell is None}
+    replaced = {p.line for p in places(text) if p.former and p.cell is None and agrees(claim, p)[0]}
     for place in places(text):
         measured = place.column if place.cell is not None else place.words
         if not nearest & measured or sum(w for k, w in claim.words if k in place.words) < total / 2 \
-                or not thing.placed(place, text):
+                or not thing.placed(place, text) or (place.cell is None and place.line in changed - replaced):
             continue
         if claim.date is not None:
             found += [replace(claim, date=d) for d in place.dates if d != claim.date]
@@ -162,7 +167,10 @@ class ConflictFinder:
                 for other in others:
                     # A newer document disagrees even where it states the answer's value too ("should
                     # read EUR 180, not EUR 150"); an unordered one only where it does not.
-                    stale = other.doc in newer
+                    # So does one that gives the answer's value as a former one ("moves from week 32
+                    # to week 34"), though no currency link orders the two documents.
+                    stale = other.doc in newer or (other.doc != backer.doc
+                                                   and states_former(claim, other.text))
                     unordered = other.doc != backer.doc and not claim_backed(claim, other.text) \
                         and backer.doc not in newer_than(other.doc)
                     if not (stale or (unordered and backer is backers[0])):

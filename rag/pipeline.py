@@ -85,7 +85,7 @@ class RagPipeline:
         self.cells = CellLookup.from_settings(settings, self.store)
         self.premise = PremiseCheck.from_settings(settings)
         self.hop = Hop.from_settings(settings)
-        self.quoter = Quoter.from_settings(settings)
+        self.quoter = Quoter.from_settings(settings, self.current.newer)
 
     def answer(
         self,

@@ -26,7 +26,8 @@ from rag.premise_words import (
     holds_acronym,
 )
 from rag.settings import Settings
-from rag.text import HANGUL, cells, hangul_script, split_sentences, table_rows
+from rag.shown_tables import NUMBERED, shown_tables, swapped
+from rag.text import HANGUL, hangul_script, split_sentences
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,8 @@ class PremiseCheck:
             verdict = self._entities(question, texts, language, names)
         if verdict.holds and self.qualifiers:
             verdict = self._qualifiers(question, texts, language)
+        if verdict.holds and self.entities and not _yes_no(question) and (row := swapped(question, texts)):
+            verdict = _swapped(*row, language)  # "the 400 bar bench at Linz": the row says Brno
         return verdict
 
     def contradicts(self, sentence: str, text: str) -> bool:
@@ -153,7 +156,13 @@ class PremiseCheck:
         if not names:
             return STATED
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", joined)}
+        # A name in a sentence that only sets the scene ("I'm visiting a customer in Graz next
+        # week. What is paid per km?") is the asker's circumstance, not what the answer rests on.
+        asked = [m.span() for m in re.finditer(r"[^.!?]*\?", rest)]
+        scene = len(re.findall(r"[^.!?]+[.!?]?", rest.strip())) > 1 and asked
         for name in self._names(rest, language):
+            if scene and not any(a <= name.start() < b for a, b in asked):
+                continue
             if acronym(name.group()):
                 if not holds_acronym(name.group(), joined):
                     return self._absent(name.group(), language)
@@ -266,8 +275,14 @@ class PremiseCheck:
         return PremiseVerdict(False, "absent", f"The documents say nothing about {entity}.")
 
 
-_CELL = re.compile(r"([^:;]+):\s*([^;]*)")
-_NUMBERED = re.compile(r"^\s*\d+\.\s+")  # a unit's number where the model picks units (rag/compose.py)
+
+
+def _swapped(name: str, column: str, value: str, given: str, language: str) -> PremiseVerdict:
+    if language == "ko":
+        return PremiseVerdict(False, "contradicted", f"문서에서 {name}의 {column} 값은 {given}이(가) 아니라 "
+                                                     f"{value}입니다.")
+    return PremiseVerdict(False, "contradicted", f"The documents give {value} as the {column} of {name}, "
+                                                 f"not {given}.")
 
 
 def _sentences(texts: Sequence[str], subject: set[str], korean: bool) -> list[tuple[int, str]]:
@@ -278,34 +293,12 @@ def _sentences(texts: Sequence[str], subject: set[str], korean: bool) -> list[tu
     out = []
     for text in texts:
         for block in re.split(r"\n\s*\n", text):
-            lines = [_NUMBERED.sub("", line) for line in block.splitlines() if line.strip()]
+            lines = [NUMBERED.sub("", line) for line in block.splitlines() if line.strip()]
             label = _content(lines[0], ASKED) if lines else set()
             for sentence in (s for line in lines for s in split_sentences(line)):
                 if hangul_script(sentence) == korean:
                     out.append((len(subject & (_content(sentence, ASKED) | label)), sentence))
     return out
-
-
-def _tables(texts: Sequence[str]) -> list[list[dict[str, str]]]:
-    """The tables the evidence shows, as rows of {column: value}: consecutive lines of
-    `column: value` pairs with the same columns (how the context writes rows), and Markdown tables
-    (lines under a header and its rule)."""
-    tables: list[list[dict[str, str]]] = []
-    for text in texts:
-        previous: set[str] = set()
-        for line in text.splitlines():
-            line = _NUMBERED.sub("", line)
-            row = {k.strip(): v.strip() for k, v in _CELL.findall(line)} if "; " in line else {}
-            if len(row) >= 2 and set(row) == previous:
-                tables[-1].append(row)
-            elif len(row) >= 2:
-                tables.append([row])
-            previous = set(row)
-        for run in re.findall(r"(?m)(?:^\|.*\n?)+", text):
-            if parsed := table_rows(run):
-                (header, _rule), lines = parsed
-                tables.append([dict(zip(cells(header), cells(line))) for line in lines])
-    return [rows for rows in tables if len(rows) >= 2]
 
 
 def _outranked(question: str, match: re.Match[str], greater: bool, texts: Sequence[str],
@@ -315,7 +308,7 @@ def _outranked(question: str, match: re.Match[str], greater: bool, texts: Sequen
     (its first cell) before the qualifier."""
     after, anywhere = _content(_noun(question[match.end():])), _content(question, ASKED)
     asked_before = question[: match.start()]
-    for rows in _tables(texts):
+    for rows in shown_tables(texts):
         label = next(iter(rows[0]))
         columns = [c for c in rows[0] if c != label]  # named after the qualifier, or (Korean) anywhere
         column = next((c for words in (after, anywhere) for c in columns if _content(c) & words), "")

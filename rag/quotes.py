@@ -28,15 +28,16 @@ the point is to trust no unit whose figure the draft does not claim.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from llama_index.core.schema import MetadataMode
 
 from rag.answer import AnswerSegment, Source
-from rag.claims import Claim, claim_backed, claims, keys, met_cases, places
+from rag.claims import claim_backed, claims, keys, met_cases, states_former
 from rag.compose import quoted
 from rag.context import Evidence, Unit
+from rag.labels import content, named, words
 from rag.premise_words import YES_NO
 from rag.references import marked
 from rag.rewrite import script_language
@@ -64,12 +65,15 @@ def _words(text: str) -> set[str]:
     return {k for k, _, _ in keys(text)}
 
 
-def _corrected(claim: Claim, shown: Sequence[Unit]) -> bool:
-    """Whether a shown unit states the claim's figure as a former value ("should read 2.4, not
-    3.4"): a row still giving it is the superseded one."""
-    return claim.amount is not None and any(
-        place.former and any(a.value == claim.amount.value for a in place.amounts)
-        for unit in shown for place in places(unit.text))
+def _row_named(unit: Unit, question: str) -> bool:
+    """Whether a table row (`column: value` pairs) is one the question names by a value of its own
+    ("the forklift operator course"); a sentence needs no such name. A crane course's question is
+    not answered by the forklift row."""
+    pairs = [pair.split(": ", 1) for pair in unit.text.split("; ")]
+    if len(pairs) < 2 or not all(len(pair) == 2 for pair in pairs):
+        return True
+    asked = words(question)
+    return any(named(value, asked)[0] == 1 for _, value in pairs if content(value))
 
 
 def quoted_unit(question: str, draft: str, shown: Sequence[Unit], chunks: Mapping[int, str],
@@ -81,7 +85,7 @@ def quoted_unit(question: str, draft: str, shown: Sequence[Unit], chunks: Mappin
     new = [c for c in found if c.amount is None or c.amount.number not in given]
     worded = [m.group().lower() for m in _WORDED.finditer(draft) if m.group().lower() not in question.lower()]
     asked, names = _words(question), _names(question)
-    if any(_corrected(c, shown) for c in new):
+    if any(states_former(c, unit.text) for c in new for unit in shown):
         return None  # the evidence gives the draft's figure as the one corrected away
     fits = []
     for unit in shown:
@@ -97,6 +101,8 @@ def quoted_unit(question: str, draft: str, shown: Sequence[Unit], chunks: Mappin
             continue
         if not all(w in unit.text.lower() for w in worded):
             continue
+        if not _row_named(unit, question):
+            continue
         # Something of the draft's own must pick the unit: a figure or a count the question does
         # not give, or the question's case meeting the unit's rule. An echo picks nothing.
         if new or worded or met_cases(draft, unit.text) & given:
@@ -106,14 +112,16 @@ def quoted_unit(question: str, draft: str, shown: Sequence[Unit], chunks: Mappin
 
 @dataclass
 class Quoter:
-    """Answers a refused draft with the unit it paraphrases (module docstring)."""
+    """Answers a refused draft with the unit it paraphrases (module docstring); `newer(doc)`: the
+    documents currency says supersede or correct `doc` (rag/currency.py)."""
 
+    newer: Callable[[str | None], list[str]] = lambda doc: []
     enabled: bool = True
     min_shared: int = 2  # question words the unit (with its heading) must share
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Quoter:
-        return cls(settings.answer.quote_paraphrases, settings.answer.quote_min_shared)
+    def from_settings(cls, settings: Settings, newer: Callable[[str | None], list[str]]) -> Quoter:
+        return cls(newer, settings.answer.quote_paraphrases, settings.answer.quote_min_shared)
 
     def quote(self, question: str, draft: str, evidence: Evidence, sources: list[Source],
               language: str) -> tuple[str, list[AnswerSegment]] | None:
@@ -122,7 +130,11 @@ class Quoter:
             return None
         chunks = {index: node.node.get_content(metadata_mode=MetadataMode.EMBED)
                   for index, node in zip(evidence.chunks, evidence.nodes)}
-        unit = quoted_unit(question, draft, evidence.units, chunks, self.min_shared)
+        # No unit of a version that a shown document supersedes: its figure is not current.
+        docs = {index: node.node.metadata.get("doc") for index, node in zip(evidence.chunks, evidence.nodes)}
+        stale = {doc for doc in docs.values() if set(self.newer(doc)) & set(docs.values())}
+        current = [u for u in evidence.units if docs.get(u.chunk) not in stale]
+        unit = quoted_unit(question, draft, current, chunks, self.min_shared)
         if unit is None or script_language(unit.text) != language:
             return None  # a quote in the other language would not answer the asker
         source = sources[evidence.ref(unit) - 1]

@@ -20,11 +20,12 @@ from rag.store import Store
 
 @pytest.fixture(scope="module")
 def tables(base_settings, tmp_path_factory):
-    """The four fixture tables (a claims register, a loss triangle, Korean branch figures, courses)
-    ingested, and a function: question -> the reranked candidates, as the pipeline keeps them."""
+    """The seven fixture tables (a claims register, a loss triangle, Korean branch figures, courses,
+    an asset register, sites, travel allowances) ingested, and a function: question -> the
+    reranked candidates, as the pipeline keeps them."""
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("tables"))
     report = ingest([FIXTURES / "tables"], settings, progress=False)
-    assert report.indexed == 4 and not report.failed
+    assert report.indexed == 7 and not report.failed
     embedding = build_embedding(settings)
     retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
     reranker = build_rerank_stage(settings, Store(settings), embedding)
@@ -57,6 +58,9 @@ def test_a_cell_and_its_place(tables):
     assert triangle.kind == "cell" and "801" in triangle.text and triangle.facts[0].doc == "loss-triangle.csv"
     korean = ask(tables, "서울 지점의 매출은 얼마입니까?")
     assert korean.kind == "cell" and "120" in korean.text and "서울" in korean.text
+    # "what was Havbris's ...": a verb after "what", no noun asked of the cell
+    verb = ask(tables, "What was Havbris's incurred amount on claim CL-2023-004?")
+    assert verb.kind == "cell" and "240000" in verb.text
 
 
 def test_a_blank_cell_is_blank_never_a_neighbour(tables):
@@ -90,41 +94,91 @@ def test_no_cell_named_no_answer_and_facts_off(tables):
     assert ask(tables, "What is the incurred amount of claim CL-2023-004?", enabled=False) is None
 
 
-def test_prose_of_another_document_that_gives_another_figure_leaves_it_to_the_pipeline(tables):
-    """A cell another retrieved document contradicts in prose is not answered from the table."""
+def lookup_for(tables, question: str):
+    """The cell lookup over the fixture store, and the question's candidates."""
+    settings, candidates = tables
+    return CellLookup.from_settings(settings, Store(settings)), candidates(question)
+
+
+def with_prose(tables, question: str, text: str, doc: str):
+    """The lookup's answer on the question's candidates, and on them with a chunk of prose of
+    `doc` (`text`) ranked last."""
+    lookup, found = lookup_for(tables, question)
+    return lookup.answer(question, found), lookup.answer(question, [*found, prose(text, doc)])
+
+
+def prose(text: str, doc: str, score: float = 0.1):
+    """A chunk of prose of `doc`, as a retrieved candidate."""
     from llama_index.core.schema import NodeWithScore, TextNode
 
-    settings, candidates = tables
+    return NodeWithScore(node=TextNode(text=text, metadata={"doc": doc}), score=score)
+
+
+def test_prose_of_another_document_that_gives_another_figure_leaves_it_to_the_pipeline(tables):
+    """A cell another retrieved document contradicts in prose is not answered from the table."""
     question = "What was the paid amount for accident year 2020 at 36 months?"
-    found = candidates(question)
-    lookup = CellLookup.from_settings(settings, Store(settings))
-    assert "801" in lookup.answer(question, found).text
-    memo = TextNode(text="Accident year 2020 stood at 795 paid at 36 months after the restatement.",
-                    metadata={"doc": "restatement-memo.md"})
-    assert lookup.answer(question, [*found, NodeWithScore(node=memo, score=0.1)]) is None
-    agreeing = TextNode(text="Accident year 2020 stood at 801 paid at 36 months.",
-                        metadata={"doc": "memo.md"})
-    assert "801" in lookup.answer(question, [*found, NodeWithScore(node=agreeing, score=0.1)]).text
-    erratum = TextNode(text="Accident year 2020 paid at 36 months should read 810, not 801.",
-                       metadata={"doc": "erratum.md"})  # the cell's figure as the corrected one
-    assert lookup.answer(question, [*found, NodeWithScore(node=erratum, score=0.1)]) is None
+    alone, memo = with_prose(tables, question, "Accident year 2020 stood at 795 paid at 36 months after the "
+                             "restatement.", "restatement-memo.md")
+    assert "801" in alone.text and memo is None
+    _, agreeing = with_prose(tables, question, "Accident year 2020 stood at 801 paid at 36 months.",
+                             "memo.md")
+    assert "801" in agreeing.text
+    # the cell's figure as the corrected one
+    _, erratum = with_prose(tables, question,
+                            "Accident year 2020 paid at 36 months should read 810, not 801.", "erratum.md")
+    assert erratum is None
 
 
 def test_a_table_ranked_below_prose_answers_unless_the_prose_names_its_row(tables):
     """A cell of a table in one of the `top_chunks` best chunks answers, unless a better-ranked
     chunk of another document names the cell's row: that chunk may hold the answer itself."""
-    from llama_index.core.schema import NodeWithScore, TextNode
-
-    settings, candidates = tables
+    settings, _ = tables
     question = "What is the incurred amount of claim CL-2023-004?"
-    found = candidates(question)
-    lookup = CellLookup.from_settings(settings, Store(settings))
+    lookup, found = lookup_for(tables, question)
 
     def ahead(text: str) -> list:
-        return [NodeWithScore(node=TextNode(text=text, metadata={"doc": "notes.md"}), score=1.0), *found]
+        return [prose(text, "notes.md", 1.0), *found]
 
     assert "240000" in lookup.answer(question, ahead("Claims notes: the register was audited in May.")).text
     assert lookup.answer(question, ahead("Claim CL-2023-004: incurred is under review.")) is None
     narrow = CellLookup.from_settings(settings.model_copy(
         update={"facts": settings.facts.model_copy(update={"top_chunks": 1})}), Store(settings))
     assert narrow.answer(question, ahead("Claims notes: the register was audited in May.")) is None
+
+
+def test_a_count_meets_every_value_named_and_a_list_cell_holds_its_items(tables):
+    both = ask(tables, "How many assets at Brno are in repair right now?")  # plant and status
+    assert both.kind == "count" and "3 rows" in both.text and "plant Brno and status in repair" in both.text
+    assert {f.row for f in both.facts} == {"PMP-181", "PMP-097", "WLD-007"}
+    items = ask(tables, "How many assets get a seal inspection?")  # "seal inspection; vibration" holds it
+    assert items.kind == "count" and {f.row for f in items.facts} == {"PMP-118", "PMP-181", "TST-300"}
+
+
+def test_a_count_of_one_named_row_or_in_a_unit_is_no_row_count(tables):
+    # the question names the row (Brno): not how many rows have type "Plant"
+    assert ask(tables, "How many people work at the Brno plant?") is None
+    # "how many hours" asks a measure, not how many rows hold "Welding cell"
+    assert ask(tables, "How many hours a week does the welding cell run?") is None
+
+
+def test_when_asks_a_date(tables):
+    """A row named by its code answers "when" from its one date; a name is no date."""
+    answer = ask(tables, "When was PMP-118 put into service?")
+    assert answer.kind == "cell" and "2023-04-11" in answer.text and answer.facts[0].column == "commissioned"
+    assert ask(tables, "Until when is the certificate of the lead of CMP-044 valid?") is None
+    assert "Ota Kral" in ask(tables, "Who is the lead of CMP-044?").text  # the same cell, asked as a name
+
+
+def test_a_count_stated_in_prose_of_the_table_document_is_left_to_the_pipeline(tables):
+    alone, stated = with_prose(tables, "How many assets does the register list?",
+                               "The plants operate 214 assets; the register lists those under review.",
+                               "asset-register.csv")
+    assert "6 asset_ids" in alone.text and stated is None
+
+
+def test_what_asks_for_a_thing_the_row_column_or_table_heading_names(tables):
+    """"What daily allowance": the table's heading names it ("Per diem allowances"); the row's
+    bound is its label, the country its column, not the neighbouring row or country."""
+    question = "What daily allowance applies to a trip of more than 12 hours in the Czech Republic?"
+    answer = ask(tables, question)
+    assert answer.kind == "cell" and "EUR 38" in answer.text and "28" not in answer.text

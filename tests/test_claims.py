@@ -206,3 +206,12 @@ def test_an_address_or_a_version_is_no_figure_and_dotted_thousands_are():
         ("1.234.567", 1234567.0, "EUR"), ("1.234.567,5", 1234567.5, "kg")]
     assert claims_backed("The portal moved on 3 March.",
                          "The portal moved on 3 March. See http://127.0.0.1:8000/login.")
+
+
+def test_a_document_name_the_model_cites_is_no_claim():
+    """"as stated in memo_schedule_2025-03.md": the file's date is no date the sentence claims."""
+    chunk = "The supplier day at the Brno plant moves from 26 March 2025 to Wednesday 9 April 2025."
+    assert claims_backed("The supplier day in Brno is on 9 April 2025, as stated in "
+                         "memo_schedule_2025-03.md.", chunk)
+    assert claims_backed("The supplier day in Brno is on 9 April 2025 (schedule memo 2025-03.md).", chunk)
+    assert not claims_backed("The supplier day in Brno is on 9 April 2025, moved in March 2024.", chunk)

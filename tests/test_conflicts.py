@@ -14,8 +14,8 @@ from conftest import FIXTURES, ScriptedLLM, fresh_settings
 
 from app.render import render_answer
 from ingestion.pipeline import ingest
-from rag.answer import Source
-from rag.conflicts import ConflictFinder, said
+from rag.answer import AnswerSegment, Source
+from rag.conflicts import ConflictFinder, restated, said
 
 SURVEY, REGISTER = "north-site-survey.md", "facilities-register.md"
 P1, P2 = "travel-policy-v1.md", "travel-policy-v2.md"
@@ -139,3 +139,37 @@ def test_a_word_and_its_inflection_name_one_thing():
     found, _ = finder.find("Within how many days of a trip must expense claims be filed?",
                            "Claims must be filed within 30 days of the end of the trip [1].", [old, new])
     assert [([v["value"] for v in c.values], c.current) for c in found] == [(["30 day", "45 day"], 2)]
+
+
+def test_a_value_another_document_moves_away_from_is_superseded_without_a_link():
+    """A memo that moves the shutdown "from week 32 to week 34" supersedes the notes that set week
+    32, though no currency relation links the two: the answer gets the memo's sentence."""
+    notes = _source(1, "ops-notes.docx", "The summer maintenance shutdown at Linz is planned for week 32.")
+    memo = _source(2, "schedule-memo.md", "The summer maintenance shutdown at Linz moves from week 32 to "
+                                          "week 34. Holiday requests should be discussed by 31 March.")
+    finder = ConflictFinder(lambda doc: [])
+    answer = "The Linz plant shuts down for summer maintenance in week 32 [1]."
+    found, _ = finder.find("Which week will the Linz plant shut down for summer maintenance?", answer,
+                           [notes, memo])
+    assert [([v["value"] for v in c.values], c.current) for c in found] == [(["32", "34"], 2)]
+    segment = AnswerSegment(answer, [0, 0], True, [notes.reference(0.9)])
+    text, _ = restated(answer, [segment], found, [notes, memo])
+    assert text == "The summer maintenance shutdown at Linz moves from week 32 to week 34 [2]."
+
+
+def test_a_correction_rivals_only_the_value_it_replaces():
+    """The erratum's "should read 76.9, not 78.4" is the audit score's rival (its words stand
+    beside the year the sentence gives, "in 2024"), not a rival of a count of audits."""
+    report = _source(1, "audit-report-2024.md", "Group Procurement audited 42 suppliers in 2024: 31 audits "
+                                                "on site. The average audit score across all audited "
+                                                "suppliers was 78.4.")
+    erratum = _source(2, "audit-erratum.md", "Erratum to the Supplier Audit Report 2024.\n\n3. In Section "
+                                             "4, the average audit score across all audited suppliers "
+                                             "should read 76.9, not 78.4.")
+    finder = ConflictFinder(lambda doc: ["audit-erratum.md"] if doc == "audit-report-2024.md" else [])
+    found, _ = finder.find("What was the average supplier audit score in 2024?",
+                           "The average supplier audit score in 2024 was 78.4 [1].", [report, erratum])
+    assert [([v["value"] for v in c.values], c.current) for c in found] == [(["78.4", "76.9"], 2)]
+    found, _ = finder.find("How many audits were carried out on site?",
+                           "There were 31 audits carried out on site in 2024 [1].", [report, erratum])
+    assert found == []

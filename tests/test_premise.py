@@ -225,3 +225,35 @@ def test_an_answer_qualifier_the_chunk_states_the_opposite_of_is_contradicted():
     assert check.contradicts("The youngest rock to be metamorphosed is the Acasta gneiss.", rock)
     assert not check.contradicts("The oldest rock to be metamorphosed is the Acasta gneiss.", rock)
     assert not check.contradicts("The Acasta gneiss was metamorphosed.", rock)
+
+
+def test_a_name_that_only_sets_the_scene_is_no_premise(check):
+    """"A customer in Graz" is the asker's circumstance; the asked sentence's own names still
+    count."""
+    evidence = ["## 4. Use of private cars\n\nEmployees who use their own car for a business trip receive a "
+                "mileage allowance of EUR 0.42 per kilometre."]
+    scene = "I'm taking my own car to visit a customer in Graz next week. What will I be paid back per km?"
+    assert check.check(scene, evidence).holds
+    asked = check.check("I'm driving next week. What is paid per km for a trip to Graz?", evidence)
+    assert not asked.holds and asked.status == "absent" and "Graz" in asked.message
+
+
+ASSETS = ("| asset_id | description | plant | commissioned |\n|---|---|---|---|\n"
+          "| PMP-188 | Hydraulic test bench 400 bar | Brno | 2023-11-02 |\n"
+          "| PMP-010 | Hydraulic test bench 250 bar | Linz | 2022-01-10 |\n"
+          "| PMP-044 | Centrifugal pump | Linz | 2021-03-01 |")
+
+
+@pytest.mark.parametrize(("question", "holds"), [
+    ("When was the 400 bar hydraulic test bench at the Linz plant commissioned?", False),  # it is Brno's
+    ("When was the 400 bar hydraulic test bench at the Brno plant commissioned?", True),
+    ("When was the 400 bar hydraulic test bench commissioned?", True),
+    ("Is the 400 bar hydraulic test bench at Linz?", True),  # a yes/no question: "no" answers it
+    ("When was the Linz centrifugal pump commissioned?", True),
+])
+def test_a_row_the_question_gives_another_rows_value_is_contradicted(check, question, holds):
+    verdict = check.check(question, [ASSETS])
+    assert verdict.holds is holds, verdict.message
+    if not holds:
+        assert verdict.status == "contradicted" and verdict.message == (
+            "The documents give Brno as the plant of Hydraulic test bench 400 bar, not Linz.")

@@ -86,3 +86,41 @@ def test_a_figure_the_evidence_corrects_is_not_quoted_from_the_superseded_row():
     question = "What documentation score did ENG-22 receive in the quality audit?"
     assert quoted_unit(question, "ENG-22 received a documentation score of 3.4.", shown, {}) is None
     assert quoted_unit(question, "ENG-22 received a documentation score of 3.4.", shown[1:], {}) == shown[1]
+
+
+def test_a_table_row_is_quoted_only_for_the_row_the_question_names():
+    """The forklift course's row states the draft's figures, but the question asks of a crane
+    course: a row answers only a question that names it."""
+    from rag.context import Unit
+    from rag.quotes import quoted_unit
+
+    row = "Code: SAF-110; Course: Forklift operator; Duration: 16 hours; Refresher: every 5 years"
+    shown = [Unit(0, 0, row, ("Courses",))]
+    draft = "The course takes 16 hours and is refreshed every 5 years."
+    assert quoted_unit("How long is the crane operator course, and how often is it refreshed?", draft,
+                       shown, {}) is None
+    assert quoted_unit("How long is the forklift operator course, and how often is it refreshed?", draft,
+                       shown, {}) == shown[0]
+
+
+def test_a_unit_of_a_superseded_version_is_not_quoted():
+    """A draft giving version 1.0's figure is not answered from version 1.0 when version 2.0 is
+    shown beside it (currency: 2.0 supersedes 1.0)."""
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from rag.answer import Source
+    from rag.context import Evidence, Unit
+    from rag.quotes import Quoter
+
+    texts = {"policy-v1.md": "Order value: up to EUR 5,000; Approver: Department head",
+             "policy-v2.md": "Order value: up to EUR 7,500; Approver: Department head"}
+    nodes = [NodeWithScore(node=TextNode(text=t, id_=d, metadata={"doc": d}), score=1.0)
+             for d, t in texts.items()]
+    units = [Unit(i, 0, t, ("Approval limits",)) for i, t in enumerate(texts.values())]
+    evidence = Evidence("", nodes, units, [0, 1])
+    sources = Source.listed(nodes)
+    question = "What is the most a department head may approve for one order?"
+    draft = "A department head may approve orders up to EUR 5,000."
+    assert Quoter().quote(question, draft, evidence, sources, "English") is not None
+    current = Quoter(lambda doc: ["policy-v2.md"] if doc == "policy-v1.md" else [])
+    assert current.quote(question, draft, evidence, sources, "English") is None
