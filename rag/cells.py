@@ -114,8 +114,8 @@ class CellLookup:
             counted = _COUNTED.search(question)
             noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
             # "How many hours does the course take" asks a measure, not how many rows.
-            counted = None if noun and named_units(noun) else ask.count(lead, noun)
-            return None if counted and _count_stated(noun, counted.facts[0].doc, candidates) else counted
+            rows = None if noun and named_units(noun) else ask.count(lead, noun)
+            return None if rows and _count_stated(noun, rows.facts[0].doc, candidates) else rows
         if found is None and _WHICH.search(question):
             return ask.select(lead)
         return found
@@ -370,35 +370,32 @@ class _Question:
                       ) -> list[tuple[FactTable, list[tuple[str, str]], list[Fact]]]:
         """Per table, the columns whose word values the question names (the named columns, if
         any of them hold one), as (table, [(column, the value named)], the first column's cells
-        of the rows holding a named value in every such column): "how many assets at Brno are in repair" is
-        plant Brno and status "in repair". A list cell ("hydraulic testing; PLC programming")
-        holds each of its items."""
+        of the rows holding a named value in every such column): "how many assets at Brno are
+        in repair" is plant Brno and status "in repair". A list cell ("hydraulic testing; PLC
+        programming") holds each of its items."""
         found = []
         for table in (t for t in tables if len(t.rows) > 1):
-            by_column: dict[str, list[Fact]] = {}
+            by_column: dict[str, list[tuple[Fact, str]]] = {}
             for fact in table.facts:  # words, in a column (a JSON key of its own has none)
-                if fact.column and fact.number is None and not fact.blank and self._names_value(fact.value):
-                    by_column.setdefault(fact.column, []).append(fact)
-            for column, cells in by_column.items():  # the value named most fully: not "hydraulics"
-                most = max(len(content(self._named_item(f.value))) for f in cells)  # for "hydraulic testing"
-                by_column[column] = [f for f in cells if len(content(self._named_item(f.value))) == most]
+                worded = fact.column and fact.number is None and not fact.blank
+                if worded and (item := self._named_item(fact.value)):
+                    by_column.setdefault(fact.column, []).append((fact, item))
+            for column, hits in by_column.items():  # the value named most fully: "hydraulic testing",
+                most = max(len(content(item)) for _, item in hits)  # not "hydraulics"
+                by_column[column] = [(f, item) for f, item in hits if len(content(item)) == most]
             columns = [c for c in self.best(table.columns) if c in by_column] or list(by_column)
-            if not columns or any(len({self._named_item(f.value).lower() for f in by_column[c]}) != 1
-                                  for c in columns):
+            if not columns or any(len({item.lower() for _, item in by_column[c]}) != 1 for c in columns):
                 continue  # two values named in one column: "Brno or Linz" is no one condition
-            rows = set.intersection(*({f.row for f in by_column[c]} for c in columns))
-            cells = [f for f in by_column[columns[0]] if f.row in rows]
+            rows = set.intersection(*({f.row for f, _ in by_column[c]} for c in columns))
+            cells = [f for f, _ in by_column[columns[0]] if f.row in rows]
             if cells:
-                found.append((table, [(c, self._named_item(by_column[c][0].value)) for c in columns], cells))
+                found.append((table, [(c, by_column[c][0][1]) for c in columns], cells))
         return found
 
     def _named_item(self, value: str) -> str:
         """The value, or the item of a list cell, that the question names."""
         items = [i.strip() for i in value.split(";")] if ";" in value else [value]
         return next((i for i in items if content(i) and named(i, self.asked)[0] == 1), "")
-
-    def _names_value(self, value: str) -> bool:
-        return bool(self._named_item(value))
 
     def count(self, tables: Sequence[FactTable], noun: str | None = None) -> CellAnswer | None:
         """How many rows of one table hold the value the question names in one column; with no

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from rag.answer import AnswerSegment, Source
-from rag.context import Evidence, Unit
+from rag.context import Evidence, Unit, row_pairs
 from rag.references import ReferenceMatcher, marked
 from rag.settings import Settings
 from rag.text import split_sentences
@@ -65,8 +65,8 @@ def quoted(unit: Unit) -> str:
     """A unit as the answer quotes it: its text, a table row's `column (unit): value` pairs with
     each unit moved after its value ("Peak force: 61.2 kN"), and a unit in the row's label
     ("Chest deflection (mm)") after each of its figures, so no figure loses its unit."""
-    pairs = [pair.split(": ", 1) for pair in unit.text.split("; ")]
-    if len(pairs) == 1 or not all(len(pair) == 2 for pair in pairs):
+    pairs = row_pairs(unit.text)
+    if pairs is None:
         return unit.text
     label = _COLUMN_UNIT.match(pairs[0][1])
     out = []

@@ -108,12 +108,12 @@ def _rivals(claim: Claim, text: str, thing: Thing, sentence: tuple[Claim, ...] =
     found = []
     # A change's new value rivals only the value it replaces ("should read 76.9, not 78.4" is no
     # rival of "31 audits").
-    changed = {p.line for p in places(text) if p.former and p.cell is None}
-    replaced = {p.line for p in places(text) if p.former and p.cell is None and agrees(claim, p)[0]}
+    changes = [p for p in places(text) if p.former and p.cell is None]
+    others = {p.line for p in changes} - {p.line for p in changes if agrees(claim, p)[0]}
     for place in places(text):
         measured = place.column if place.cell is not None else place.words
         if not nearest & measured or sum(w for k, w in claim.words if k in place.words) < total / 2 \
-                or not thing.placed(place, text) or (place.cell is None and place.line in changed - replaced):
+                or not thing.placed(place, text) or (place.cell is None and place.line in others):
             continue
         if claim.date is not None:
             found += [replace(claim, date=d) for d in place.dates if d != claim.date]

@@ -35,6 +35,14 @@ class Unit:
     priority: float = 0.0
 
 
+def row_pairs(text: str) -> list[tuple[str, str]] | None:
+    """A table row unit's `column: value` pairs, as `units` writes them; None for any other unit."""
+    pairs = [pair.split(": ", 1) for pair in text.split("; ")]
+    if len(pairs) < 2 or not all(len(pair) == 2 for pair in pairs):
+        return None
+    return [(name, value) for name, value in pairs]
+
+
 def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:
     """A chunk's stored text cut into units, in reading order. Headings become leads; a table's
     rows become units, as `column: value` pairs ("rows") or Markdown rows under the header

@@ -275,8 +275,6 @@ class PremiseCheck:
         return PremiseVerdict(False, "absent", f"The documents say nothing about {entity}.")
 
 
-
-
 def _swapped(name: str, column: str, value: str, given: str, language: str) -> PremiseVerdict:
     if language == "ko":
         return PremiseVerdict(False, "contradicted", f"문서에서 {name}의 {column} 값은 {given}이(가) 아니라 "

@@ -36,7 +36,7 @@ from llama_index.core.schema import MetadataMode
 from rag.answer import AnswerSegment, Source
 from rag.claims import claim_backed, claims, keys, met_cases, states_former
 from rag.compose import quoted
-from rag.context import Evidence, Unit
+from rag.context import Evidence, Unit, row_pairs
 from rag.labels import content, named, words
 from rag.premise_words import YES_NO
 from rag.references import marked
@@ -69,8 +69,8 @@ def _row_named(unit: Unit, question: str) -> bool:
     """Whether a table row (`column: value` pairs) is one the question names by a value of its own
     ("the forklift operator course"); a sentence needs no such name. A crane course's question is
     not answered by the forklift row."""
-    pairs = [pair.split(": ", 1) for pair in unit.text.split("; ")]
-    if len(pairs) < 2 or not all(len(pair) == 2 for pair in pairs):
+    pairs = row_pairs(unit.text)
+    if pairs is None:
         return True
     asked = words(question)
     return any(named(value, asked)[0] == 1 for _, value in pairs if content(value))
@@ -132,7 +132,8 @@ class Quoter:
                   for index, node in zip(evidence.chunks, evidence.nodes)}
         # No unit of a version that a shown document supersedes: its figure is not current.
         docs = {index: node.node.metadata.get("doc") for index, node in zip(evidence.chunks, evidence.nodes)}
-        stale = {doc for doc in docs.values() if set(self.newer(doc)) & set(docs.values())}
+        shown = set(docs.values())
+        stale = {doc for doc in shown if set(self.newer(doc)) & shown}
         current = [u for u in evidence.units if docs.get(u.chunk) not in stale]
         unit = quoted_unit(question, draft, current, chunks, self.min_shared)
         if unit is None or script_language(unit.text) != language:
