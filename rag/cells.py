@@ -31,9 +31,13 @@ from rag.units import named_units
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
 _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)
               for spellings in ("highest,largest,biggest,greatest,most,maximum,longest,heaviest,fastest,"
-                                "최고,최대,최다,가장 높,가장 크,가장 큰,가장 많,가장 길,가장 무거",
+                                "latest,newest,most recent,"
+                                "최고,최대,최다,가장 높,가장 크,가장 큰,가장 많,가장 길,가장 무거,가장 최근",
                                 "lowest,smallest,least,fewest,minimum,shortest,lightest,slowest,"
-                                "최저,최소,가장 낮,가장 작,가장 적,가장 짧,가장 가벼"))
+                                "earliest,oldest,"
+                                "최저,최소,가장 낮,가장 작,가장 적,가장 짧,가장 가벼,가장 오래"))
+# Superlatives of time: they compare a date column ("the oldest in-service date", "the latest audit").
+_TIME = re.compile(r"\b(?:latest|newest|most recent|earliest|oldest)\b|가장 최근|가장 오래", re.I)
 # The measure a superlative implies when the question names no column: "the shortest course" asks
 # for its duration.
 _MEASURES = {
@@ -83,6 +87,9 @@ class CellLookup:
         if not self.enabled or not candidates or _WHY.search(question):
             return None  # a reason is never a cell
         asked = [w for w in words(question) if w not in STOP]
+        # "in-service" names the column "in_service" (whose "in" is a stop word): its parts too
+        asked += [part for w in asked if "-" in w and not is_code(w)
+                  for part in w.split("-") if part not in STOP]
         if _WHEN.search(question):
             asked += ["date", "날짜", "일자"]
         tables = _held_codes(self._tables(candidates), asked)
@@ -99,7 +106,9 @@ class CellLookup:
                         for m in pattern.finditer(question)  # not a label's: "최대 하중"
                         if all(m.group() not in label for label in labels)), None)
         if extreme:
-            return ask.extreme(extreme[0], lead, _MEASURES.get(extreme[1], frozenset()))
+            time = bool(_TIME.search(extreme[1]))  # of the top chunks' tables: a date column is named
+            measure = _MEASURES.get(extreme[1], frozenset())
+            return ask.extreme(extreme[0], top if time else lead, measure, time)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).split()[0].lower() not in STOP), None)
         found = ask.cell(tables, noun, bool(_COUNT.search(question)))
@@ -187,6 +196,14 @@ def _conditions(named_values: Sequence[tuple[str, str]], korean: bool) -> str:
     if korean:
         return ", ".join(f"{column} 값이 {value}" for column, value in named_values)
     return " and ".join(f"{column} {value}" for column, value in named_values)
+
+
+def _date_order(value: str) -> tuple[int, int, int] | None:
+    """A cell's one full date as (year, month, day), for ordering; None for any other cell."""
+    found = dates(value)
+    if len(found) != 1 or None in found[0][0]:
+        return None
+    return found[0][0]
 
 
 def _dated(value: str) -> bool:
@@ -331,38 +348,51 @@ class _Question:
         return CellAnswer("cell", text, facts)
 
     def extreme(self, kind: Literal["max", "min"], tables: Sequence[FactTable],
-                measure: frozenset[str] = frozenset()) -> CellAnswer | None:
+                measure: frozenset[str] = frozenset(), time: bool = False) -> CellAnswer | None:
         """The row of the highest (lowest) figure in the column the question names (or else the
         one column of the `measure` the superlative implies), in one table, among the rows
-        holding a value the question names ("which Karrow engagement") if any; None when the
-        question names a row itself (it asks about that row, not for one)."""
+        holding a value the question names ("which Karrow engagement") if any; of the latest
+        (earliest) date where the superlative is one of `time` (or else the table's one date
+        column); None when the question names a row itself (it asks about that row, not for one)."""
         found = []
+
+        def order(fact: Fact) -> float | tuple[int, int, int] | None:
+            return _date_order(fact.value) if time else fact.number
+
         for table in tables:
-            numeric = {f.column for f in table.facts if f.number is not None}  # "English-language" names
-            columns = [c for c in self.best(table.columns) if c in numeric] or [  # a filter, not a measure
-                c for c in table.columns if c in numeric and set(words(c)) & measure]
+            ordered = {f.column for f in table.facts if order(f) is not None}  # "English-language" names
+            columns = [c for c in self.best(table.columns) if c in ordered] or [  # a filter, not a measure
+                c for c in table.columns if c in ordered and set(words(c)) & measure]
+            named_column = bool(columns)
+            if not columns and time and len(ordered) == 1:
+                columns = sorted(ordered)  # "which asset is the oldest": the table's one date
             if len(columns) != 1 or self.best(table.rows, table.aliases):
                 continue
             chosen = {f.row for _, named_values, cells in self.value_matches([table])
                       if all(column != columns[0] for column, _ in named_values) for f in cells}
-            cells = [f for f in table.facts if f.column == columns[0] and f.number is not None
+            cells = [f for f in table.facts if f.column == columns[0] and order(f) is not None
                      and (not chosen or f.row in chosen)]
             if len({f.row for f in cells}) >= 2:
-                found.append((table, cells))
+                found.append((named_column, table, cells))
+        # a table whose column the question names before one whose only date it is; two: no answer
+        found = [(table, cells) for named_column, table, cells in found
+                 if named_column or not any(n for n, _, _ in found)]
         if len(found) != 1:
             return None
         table, cells = found[0]
-        best = (max if kind == "max" else min)(f.number for f in cells)
-        top = [f for f in cells if f.number == best]
+        best = (max if kind == "max" else min)(order(f) for f in cells)
+        top = [f for f in cells if order(f) == best]
         if len(top) > 1:
             return None
         fact = top[0]
         row = table.shown(fact.row)
         if self.korean:
-            word = "가장 높은" if kind == "max" else "가장 낮은"
+            word = ("가장 최근인" if kind == "max" else "가장 이른") if time else (
+                "가장 높은" if kind == "max" else "가장 낮은")
             text = f"{table.subject}에서 {fact.column} 값이 {word} 것은 {row}({_shown(fact)})입니다."
         else:
-            word = "highest" if kind == "max" else "lowest"
+            word = ("latest" if kind == "max" else "earliest") if time else (
+                "highest" if kind == "max" else "lowest")
             text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact)}."
         return CellAnswer(kind, text, (fact,))
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from rag.text import MARKER, TABLE_RULE, cells, split_sentences
+from rag.text import HEADER, MARKER, TABLE_RULE, cells, folded, split_sentences
 from rag.units import (CURRENCIES, SCALES, UNITS, Amount, amounts, bounds, comparisons_hold, named_scales,
                        named_units, satisfies, value)
 
@@ -96,6 +96,7 @@ class Place:
     # (value, unit, side, inclusive) of each figure stated as a bound: "above EUR 100 thousand"
     bounds: tuple[tuple[float, str | None, int, bool], ...] = ()
     column: frozenset[str] = frozenset()  # a table cell's column header's keys
+    field: bool = False  # a "label: value" field ("Headcount: 71", "term.notice_period_days: 90")
 
 
 @dataclass(frozen=True)
@@ -180,21 +181,30 @@ def places(chunk: str) -> tuple[Place, ...]:
     with its row's other text and its column's header. Cached: each chunk meets every run of
     sentences of an answer."""
     found: list[Place] = []
-    lines = chunk.splitlines()
+    lines = unwrapped(chunk.splitlines())
     header: list[str] = []
     table = row_number = sentences = 0
+    # The header's values (the document's title, its key fields) and the section heading name
+    # what stands under them.
+    prefix = HEADER.match(chunk)
+    named = frozenset(k for line in (prefix.group(0) if prefix else "").splitlines() if ": " in line
+                      for k, _, _ in keys(re.sub(r"[-_]", " ", line.split(": ", 1)[1])))
+    titled = named
     for i, line in enumerate(lines):
         row = cells(line) if line.lstrip().startswith("|") else []
         if row and i + 1 < len(lines) and TABLE_RULE.match(lines[i + 1].strip()):
             header, table, row_number = row, table + 1, 0  # its figures too ("24 months") are places
-            found += [_place(cell, line, line, (table, -1, j), -table)
+            found += [_labelled(_place(cell, line, line, (table, -1, j), -table), "", titled)
                       for j, cell in enumerate(row) if any(_figures(cell))]
             continue
         if not row:
             header = [] if not line.strip() else header
+            if heading := _HEADING.match(line):
+                titled = named | frozenset(k for k, _, _ in keys(heading.group(1)))
             for sentence in split_sentences(line):
                 sentences += 1
-                found += _clauses(sentence, sentences)
+                for label, text in fields(sentence):
+                    found += [_labelled(place, label, titled) for place in _clauses(text, sentences)]
             continue
         if TABLE_RULE.match(line.strip()):
             continue
@@ -202,10 +212,73 @@ def places(chunk: str) -> tuple[Place, ...]:
         for j, cell in enumerate(row):
             if any(_figures(cell)):
                 column = header[j] if j < len(header) else ""
-                found.append(replace(_place(cell, f"{' '.join(row)} {column}", f"{line} {column} |",
-                                            (table, row_number, j) if header else None, -table),
-                                     column=frozenset(k for k, _, _ in keys(column))))
+                place = _place(cell, f"{' '.join(row)} {column}", f"{line} {column} |",
+                               (table, row_number, j) if header else None, -table)
+                place = replace(place, column=frozenset(k for k, _, _ in keys(column)))
+                found.append(_labelled(place, "", titled))
     return tuple(found)
+
+
+_BLOCK = re.compile(r"^\s*(?:\||#|[-*•·]\s|\d+[.)]\s)")  # a table row, heading or list item starts a line
+
+
+def unwrapped(lines: list[str]) -> list[str]:
+    """Lines with a hard-wrapped paragraph's lines joined (a plain-text file wrapped at 72
+    columns splits "account for 45% of / revenue"): a line continues the one before when that one
+    is long and ends no sentence, or when it starts in lower case.
+
+    >>> unwrapped(["Clients account for 45% of the firm's revenue this year, and food for", "40%.", "Notes"])
+    ["Clients account for 45% of the firm's revenue this year, and food for 40%.", 'Notes']
+    >>> unwrapped(["Customers and revenue", "Revenue in 2024 was EUR 58.3 million."])
+    ['Customers and revenue', 'Revenue in 2024 was EUR 58.3 million.']
+    """
+    joined: list[str] = []
+    for line in lines:
+        previous = joined[-1] if joined else ""
+        wrapped = len(previous) >= 50 and not re.search(r"[.!?:;]\s*$", previous)
+        if (previous.strip() and line.strip() and not _BLOCK.match(line) and not _BLOCK.match(previous)
+                and (line.lstrip()[:1].islower() or wrapped)):
+            joined[-1] = f"{previous.rstrip()} {line.strip()}"
+        else:
+            joined.append(line)
+    return joined
+
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+# A field's label: a key path ("term.notice_period_days") or up to four words, at the start of a
+# sentence or after the previous field's value ("Address: Noorderlaan 412 Headcount: 188", a
+# Markdown paragraph of "label: value" lines joined by the converter).
+_LABEL = re.compile(r"(?:^|(?<=\s))([A-Za-z_][\w.\[\]-]*(?: [A-Za-z][\w-]*){0,3}|[가-힣]+(?: [가-힣]+){0,2})"
+                    r":\s+")
+
+
+def fields(sentence: str) -> list[tuple[str, str]]:
+    """(label, value) of each field of a sentence that starts with one, else [("", sentence)]:
+
+    >>> fields("Headcount: 71 Site manager: Tomasz Wiśniewski")
+    [('Headcount', '71'), ('Site manager', 'Tomasz Wiśniewski')]
+    >>> fields("term.notice_period_days: 90")
+    [('term.notice_period_days', '90')]
+    >>> fields("The audit found 3 issues: two high.")
+    [('', 'The audit found 3 issues: two high.')]
+    """
+    labels = list(_LABEL.finditer(sentence))
+    if not labels or labels[0].start() != 0:
+        return [("", sentence)]
+    ends = [m.start() for m in labels[1:]] + [len(sentence)]
+    return [(m.group(1), sentence[m.end():end].strip()) for m, end in zip(labels, ends)]
+
+
+def _labelled(place: Place, label: str, titled: frozenset[str]) -> Place:
+    """The place with its section heading's keys and, in a field, its label's: the label names
+    the value's thing, and the unit or scale of a bare value ("term.notice_period_days: 90")."""
+    if not label:
+        return replace(place, words=place.words | titled) if titled else place
+    named = " ".join(label.split("."))  # each key of a path may name a unit ("range_c.min")
+    own = frozenset(k for k, _, _ in keys(label.replace("_", " ")))
+    return replace(place, words=place.words | titled | own,
+                   units=place.units | named_units(named), scales=place.scales | named_scales(named),
+                   field=True)
 
 
 def _place(text: str, words: str | frozenset[str], naming: str, cell: tuple[int, int, int] | None = None,
@@ -297,10 +370,10 @@ def agrees(claim: Claim, place: Place) -> tuple[bool, bool]:
                 all(s is not None for c, s in zip(claim.date, date) if c is not None) for date in place.dates]
         return any(same), bool(place.dates) and not any(same)
     wanted = claim.amount
-    # A bare figure takes the unit its header names only in a table cell: "cell 14" in a sentence
-    # that also says "3 mm" is no length.
+    # A bare figure takes the unit its header or label names only in a table cell or a field:
+    # "cell 14" in a sentence that also says "3 mm" is no length.
     units = [a for a in place.amounts if (not wanted.unit or a.unit == wanted.unit
-             or (a.unit is None and wanted.unit in place.units and place.cell is not None))
+             or (a.unit is None and wanted.unit in place.units and (place.cell is not None or place.field)))
              and _year(a) == _year(wanted)]  # a year and a score rival neither the other
     # A bare figure under "(EUR m)" is in millions; a figure with its own scale ("EUR 30m") is not.
     held = any(abs(a.value * s - wanted.value) <= 1e-9 * max(1.0, abs(wanted.value)) for a in units
@@ -328,6 +401,13 @@ def met_cases(segment: str, chunk: str) -> frozenset[str]:
                      if c.amount is not None and any(_meets(c, p) for p in places(chunk)))
 
 
+def stated_figures(segment: str, chunk: str) -> frozenset[str]:
+    """The segment's figures (as written) that a place of the chunk states in another spelling
+    ("EUR 500,000" of "limit_eur: 500000", "EUR 0.5 million")."""
+    return frozenset(c.amount.number for c in claims(segment)
+                     if c.amount is not None and any(agrees(c, p)[0] for p in places(chunk)))
+
+
 def states_former(claim: Claim, text: str) -> bool:
     """Whether the text gives the claim's figure or date as a former value ("moves from week 32
     to week 34", "should read 2.4, not 3.4"): a source still stating it is the superseded one."""
@@ -345,6 +425,12 @@ def _bare(amount: Amount) -> bool:
 def claim_backed(claim: Claim, chunk: str) -> bool:
     """Whether a place of the chunk states the claim's figure (or date) and none gives the thing
     the claim's words name most another figure."""
+    return _backing(claim, chunk) is not None
+
+
+def _backing(claim: Claim, chunk: str) -> float | None:
+    """How much the best place stating the claim names its thing (the claim's words' weights it
+    holds), or None when no place states it or one naming the thing more gives another figure."""
     held, rivals = 0.0, []
     stated: set[int] = set()
     for place in places(chunk):
@@ -364,7 +450,7 @@ def claim_backed(claim: Claim, chunk: str) -> bool:
     # A narrative holds many dates of many events: another date rivals only in the same sentence
     # or table; another figure anywhere in the chunk.
     rival = max((score for line, score in rivals if claim.date is None or line in stated), default=0.0)
-    return bool(stated) and rival <= held
+    return held if stated and rival <= held else None
 
 
 def coordinates_hold(found: tuple[Claim, ...], chunk: str) -> bool:
@@ -402,3 +488,35 @@ def claims_backed(segment: str, chunk: str) -> bool:
     found = claims(segment)
     return comparisons_hold(segment) and all(claim_backed(c, chunk) for c in found) \
         and coordinates_hold(found, chunk)
+
+
+# A name: a capitalised word after a sentence's first ("SeaFresh", "Gdańsk"), or a code.
+_NAME = re.compile(r"(?<=\s)[A-Z][^\W_]*(?:[-'’][^\W_]+)*(?<!['’]s)|\b[A-Z]+-?\d[\w-]*")
+NAMED = 0.75  # the weight of a claim's words a place must hold to state it for its thing
+
+
+def claims_named(segment: str, chunk: str) -> bool:
+    """Whether every sentence of the segment claims a figure or date, and the chunk states each
+    for the thing the sentence names (a place holding its nearest words: the weights of
+    NAMED): what the support model cannot read in a paraphrase or a key path ("We must give 90
+    days' notice" of "term.notice_period_days: 90"). A year only has to stand in the chunk."""
+    found = claims(segment)
+    sentences = split_sentences(MARKER.sub("", segment))
+    if not found or len({c.sentence for c in found}) < len(sentences):
+        return False
+    # Every name the sentences give their thing ("the SeaFresh contract") stands in the chunk:
+    # another contract's clause states no figure of this one.
+    text = folded(chunk).lower()
+    if any(folded(name).lower() not in text for sentence in sentences for name in _NAME.findall(sentence)):
+        return False
+    backing = [(c, _backing(c, chunk)) for c in found]
+    # Each figure as the chunk writes it: a case meeting its bound ("EUR 150 thousand" of "above
+    # EUR 100 thousand") is the reader's inference, which a quote of the rule shows better.
+    literal = all(any(agrees(c, p)[0] for p in places(chunk)) for c in found)
+    return (literal and all(b is not None for _, b in backing) and any(not _year_claim(c) for c in found)
+            and all(b >= NAMED for c, b in backing if not _year_claim(c))
+            and comparisons_hold(segment) and coordinates_hold(found, chunk))
+
+
+def _year_claim(claim: Claim) -> bool:
+    return claim.amount is not None and _year(claim.amount)

@@ -3,6 +3,7 @@ rows' other names and the words of its subject."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,7 +37,7 @@ class FactTable:
         naming = [cells for cells in columns.values() if len(cells) == len(rows) > 1
                   and len({c.value for c in cells}) == len(rows)
                   and all(c.number is None and not c.blank and c.value[:1] not in "{[" for c in cells)]
-        aliases = {row: [row] for row in rows}
+        aliases = {row: [row, *_month_names(row)] for row in rows}
         for cell in (c for cells in naming for c in cells):
             aliases[cell.row].append(cell.value)
         name = doc.rsplit(".", 1)[0]
@@ -75,6 +76,18 @@ class FactTable:
         """The words a question may name a fact by: its row's names, its column, the subject."""
         names = " ".join(self.aliases.get(fact.row, (fact.row,)))
         return {*(self.subject_words if subject else ()), *words(names), *words(fact.column)}
+
+
+_ISO_MONTH = re.compile(r"\s*((?:19|20)\d\d)[-/.](0?[1-9]|1[0-2])\s*")
+_MONTHS = ("January February March April May June July August September October November December").split()
+
+
+def _month_names(row: str) -> list[str]:
+    """A month row's names in words: "2024-07" is "July 2024" and "Jul 2024"."""
+    if not (match := _ISO_MONTH.fullmatch(row)):
+        return []
+    name = _MONTHS[int(match.group(2)) - 1]
+    return [f"{name} {match.group(1)}", f"{name[:3]} {match.group(1)}"]
 
 
 def label_text(text: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from rag.facts import label_unit, unit_word
-from rag.text import hangul_script
+from rag.text import folded, hangul_script
 
 _WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7a3]+")
 _AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
@@ -27,9 +27,9 @@ STOP = frozenset(
 
 @lru_cache(maxsize=65536)
 def words(text: str) -> tuple[str, ...]:
-    """Lower-cased words, codes ("sl-05", "ft-2024-07") and numbers ("19.4") of a text; "_" separates,
-    and so does a hyphen after a number ("36-month" is "36 month")."""
-    return tuple(w.lower() for w in _WORD.findall(_AFTER_NUMBER.sub(r"\1 ", text.replace("_", " "))))
+    """Lower-cased words, codes ("sl-05", "ft-2024-07") and numbers ("19.4") of a text, accents
+    folded; "_" separates, and so does a hyphen after a number ("36-month" is "36 month")."""
+    return tuple(w.lower() for w in _WORD.findall(_AFTER_NUMBER.sub(r"\1 ", folded(text).replace("_", " "))))
 
 
 def is_code(word: str) -> bool:

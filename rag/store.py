@@ -94,10 +94,10 @@ class Store:
 
     def docstore(self) -> SimpleDocumentStore:
         """The docstore as last written (hashes and metadata, no text)."""
-        if not self.docstore_file.exists():
-            return SimpleDocumentStore()
         try:
             return SimpleDocumentStore.from_persist_path(str(self.docstore_file))
+        except FileNotFoundError:  # none yet, or a reset in another process removed it since
+            return SimpleDocumentStore()
         except (ValueError, OSError) as error:
             raise RuntimeError(f"the docstore {self.docstore_file} is unreadable ({error}): "
                                "run `ragqa ingest --reset`") from error

@@ -26,9 +26,9 @@ import numpy as np
 from rag.files import write_text_atomically
 from rag.logistic import Logistic, fit_standardised
 from rag.scoring import BiEncoderScorer, Pair, Scorer
-from rag.text import (MARKER, NUMBER, across_scripts, hangul_script, markdown_tables, split_sentences,
+from rag.text import (HEADER, MARKER, NUMBER, across_scripts, hangul_script, markdown_tables, split_sentences,
                       trigrams)
-from rag.claims import claims_backed, met_cases
+from rag.claims import claims_backed, claims_named, met_cases, stated_figures
 from rag.premise import PremiseCheck
 
 SAME = ("cosine", "wording", "numbers_missing")
@@ -36,13 +36,12 @@ CROSS = ("cosine", "passage_cosine", "numbers_missing", "latin")
 CENTRES = ("query_latin", "query_hangul", "passage_latin", "passage_hangul")
 DEFAULT_SUPPORT = Path(__file__).with_name("support.json")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{2,}")
-_HEADER = re.compile(r"\A(?:[^\n:]{1,40}: [^\n]*\n)+\n")  # LlamaIndex's "Key: value" metadata block
 
 
 def passages(chunk: str) -> list[str]:
     """The chunk's sentences and each two adjacent ones, without the header prefix that every
     chunk of a document shares."""
-    body = _HEADER.sub("", chunk, count=1)
+    body = HEADER.sub("", chunk, count=1)
     sentences = [s for s in split_sentences(body) if len(s) > 3] or [chunk]
     return sentences + [f"{a} {b}" for a, b in zip(sentences, sentences[1:])]
 
@@ -54,8 +53,9 @@ def numbers_missing(segment: str, chunk: str) -> float:
     if not numbers:
         return 0.0
     missing = numbers - set(NUMBER.findall(chunk))
-    if missing:
-        missing -= {n for case in met_cases(segment, chunk) for n in NUMBER.findall(case)}
+    if missing:  # a case meeting a bound, or a figure the chunk spells otherwise ("500,000": 500000)
+        missing -= {n for case in met_cases(segment, chunk) | stated_figures(segment, chunk)
+                    for n in NUMBER.findall(case)}
     return len(missing) / len(numbers)
 
 
@@ -124,7 +124,7 @@ def table_support(segment: str, chunk: str) -> bool:
     ("388" needs "passenger"). Same script only: across languages no cell is named."""
     if across_scripts(segment, chunk):
         return False
-    header = _HEADER.match(chunk)
+    header = HEADER.match(chunk)
     in_header = set(NUMBER.findall(header.group(0) if header else ""))
     for columns, rows in markdown_tables(chunk):
         values = [[i for i, cell in enumerate(row) if _NUMERIC_CELL.fullmatch(cell)] for row in rows]
@@ -151,6 +151,7 @@ def table_support(segment: str, chunk: str) -> bool:
     return False
 
 
+CLAIM_SUPPORT = 0.8  # a segment whose every figure the chunk states for its thing (claims_named)
 CODE_SUPPORT = 0.8  # the score of a cross-script segment whose codes its chunk states (code_support)
 _CODE = re.compile(r"`([^`\n]{2,80})`|([^\s`]+)")
 _CODE_SIGN = re.compile(r"[A-Za-z].*[/.@_-]|[/.@_-].*[A-Za-z]")
@@ -202,7 +203,7 @@ def common_codes(pairs: Sequence[Pair]) -> dict[str, set[str]]:
     common = {}
     for segment, texts in chunks.items():
         flat = [_flat(t) for t in texts]
-        headers = " ".join(m.group(0).lower() for t in texts if (m := _HEADER.match(t)))
+        headers = " ".join(m.group(0).lower() for t in texts if (m := HEADER.match(t)))
         common[segment] = {code for code in codes(segment) if code in headers
                            or (len(flat) > 2 and 2 * sum(code in t for t in flat) > len(flat))}
     return common
@@ -320,7 +321,8 @@ class LearnedSupport:
         scores = np.where(across, self.model.cross(cross), self.model.same(same)) * present
         common = common_codes(pairs)
         rules = [TABLE_SUPPORT if "|" in chunk and table_support(segment, chunk)
-                 else CODE_SUPPORT if code_support(segment, chunk, common[segment]) else 0.0
+                 else CODE_SUPPORT if code_support(segment, chunk, common[segment])
+                 else CLAIM_SUPPORT if claims_named(segment, chunk) else 0.0
                  for segment, chunk in pairs]
         # Support means the chunk states each figure and date for this thing (rag/claims.py).
         stated = [claims_backed(segment, chunk)

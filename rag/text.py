@@ -4,6 +4,7 @@ trigrams, numbers, citation markers, sentences and Markdown tables."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 # ------------------------------------------------------------------------------ scripts
@@ -98,6 +99,7 @@ def _split_line(line: str) -> list[str]:
 
 # ------------------------------------------------------------------------------ Markdown tables
 
+HEADER = re.compile(r"\A(?:[^\n:]{1,40}: [^\n]*\n)+\n")  # LlamaIndex's "Key: value" metadata block
 TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")  # the line under a Markdown table's header
 
 
@@ -123,3 +125,22 @@ def markdown_tables(text: str) -> tuple[tuple[list[str], list[list[str]]], ...]:
             (header, _rule), rows = parsed
             found.append((cells(header), [cells(row) for row in rows]))
     return tuple(found)
+
+
+# Latin letters that no decomposition takes to ASCII.
+_LETTERS = str.maketrans({"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ß": "ss", "æ": "ae",
+                          "Æ": "AE", "œ": "oe", "ı": "i"})
+
+
+def folded(text: str) -> str:
+    """Latin letters without their accents ("Gdańsk" is "Gdansk", as a key path spells it:
+    "gdansk_pallets_out"); Hangul as written.
+
+    >>> folded("Gdańsk, Łódź, Malmö, 서울")
+    'Gdansk, Lodz, Malmo, 서울'
+    """
+    if text.isascii():
+        return text
+    return "".join(ch if ch.isascii() or "\uac00" <= ch <= "\ud7a3" else
+                   "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+                   for ch in text.translate(_LETTERS))

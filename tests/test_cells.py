@@ -20,12 +20,12 @@ from rag.store import Store
 
 @pytest.fixture(scope="module")
 def tables(base_settings, tmp_path_factory):
-    """The seven fixture tables (a claims register, a loss triangle, Korean branch figures, courses,
-    an asset register, sites, travel allowances) ingested, and a function: question -> the
-    reranked candidates, as the pipeline keeps them."""
+    """The nine fixture tables (a claims register, a loss triangle, Korean branch figures, courses,
+    an asset register, an incident log, sites, travel allowances, monthly shipments) ingested, and
+    a function: question -> the reranked candidates, as the pipeline keeps them."""
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("tables"))
     report = ingest([FIXTURES / "tables"], settings, progress=False)
-    assert report.indexed == 7 and not report.failed
+    assert report.indexed == 9 and not report.failed
     embedding = build_embedding(settings)
     retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
     reranker = build_rerank_stage(settings, Store(settings), embedding)
@@ -86,6 +86,23 @@ def test_comparisons_and_counts_across_rows(tables):
     count = ask(tables, "How many claims were open at 24 months?")
     assert count.kind == "count" and "2 rows" in count.text
     assert {f.row for f in count.facts} == {"CL-2023-002", "CL-2023-004"}
+
+
+def test_a_month_row_named_in_words_and_a_name_with_accents(tables):
+    """"March 2024" names the row "2024-03"; "Łódź" the column "lodz_units_out"."""
+    answer = ask(tables, "How many units went out of Łódź in March 2024?")
+    assert answer.kind == "cell" and "1410" in answer.text, answer
+    assert (answer.facts[0].row, answer.facts[0].column) == ("2024-03", "lodz_units_out")
+
+
+def test_the_earliest_or_latest_date_of_a_column(tables):
+    earliest = ask(tables, "Which asset was commissioned earliest?")
+    assert earliest.kind == "min" and "WLD-007" in earliest.text and "earliest" in earliest.text
+    latest = ask(tables, "Which asset at Brno has the latest commissioned date?")  # of Brno's rows only
+    assert latest.kind == "max" and "PMP-181" in latest.text, latest
+    # the incident log's one date column, named, before the asset register's unnamed one
+    reported = ask(tables, "Which incident was reported earliest?")
+    assert reported.kind == "min" and "INC-02" in reported.text, reported
 
 
 def test_no_cell_named_no_answer_and_facts_off(tables):
@@ -182,3 +199,4 @@ def test_what_asks_for_a_thing_the_row_column_or_table_heading_names(tables):
     question = "What daily allowance applies to a trip of more than 12 hours in the Czech Republic?"
     answer = ask(tables, question)
     assert answer.kind == "cell" and "EUR 38" in answer.text and "28" not in answer.text
+

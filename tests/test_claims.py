@@ -48,6 +48,27 @@ LAYERS = """| layer | retention_eur_m | limit_eur_m |
 | 1 | 20 | 30 |
 | 2 | 50 | 100 |"""
 
+# A JSON record as the reader flattens it: each key path names its bare value's unit.
+CONTRACT = """Title: contract-harbour-freight-2025
+
+term.start: 2025-01-01
+term.notice_period_days: 60
+pricing.fuel_surcharge_pct: 3.5
+insurance.cargo_limit_eur: 250000"""
+
+# "label: value" lines under each site's heading; the converter joins a Markdown paragraph's lines.
+SITES = """## Rotterdam yard
+
+Address: Havenweg 12 Headcount: 140 Site lead: Anouk Visser
+
+## Bremen yard
+
+Address: Kaistrasse 7 Headcount: 65 Site lead: Jan Becker"""
+
+# A plain-text file wrapped at a fixed width: the sentence goes on in the next line.
+WRAPPED = """Revenue in 2024 was EUR 41.2 million. Retail clients account for 55% of
+revenue, wholesale for 30% and public bodies for the remaining 15%."""
+
 BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신고 후 4시간 이내에 현장 점검을 시작한다."
 
 
@@ -108,6 +129,17 @@ BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신�
     # a snake_case header names currency and scale ("_eur_m": EUR millions, not metres)
     ("The retention of layer 2 is EUR 50 million.", LAYERS, True),
     ("The retention of layer 2 is 50 m.", LAYERS, False),
+    # a key path's unit ("_days", "_pct", "_eur") is its bare value's; another unit is a change
+    ("We must give 60 days of notice to end the harbour freight contract.", CONTRACT, True),
+    ("We must give 60 hours of notice to end the harbour freight contract.", CONTRACT, False),
+    ("The fuel surcharge is 3.5%.", CONTRACT, True),
+    ("Cargo is insured up to EUR 250,000.", CONTRACT, True),
+    # a section's heading names what its fields give: Bremen's headcount is not Rotterdam's
+    ("The Bremen yard has a headcount of 65.", SITES, True),
+    ("The Bremen yard has a headcount of 140.", SITES, False),
+    # a sentence wrapped across two lines still owns its words ("55% of / revenue"), here named
+    # in other words than the chunk's ("shop customers" for retail clients)
+    ("Shop customers account for 55% of revenue.", WRAPPED, True),
 ])
 def test_a_chunk_backs_a_figure_only_as_it_states_it(segment, chunk, backed):
     assert claims_backed(segment, chunk) is backed
@@ -192,6 +224,29 @@ def test_the_matcher_backs_the_right_cell_and_not_its_neighbour(base_settings):
     swapped = "In BA-2025-03 the peak casing temperature of module A was 74 °C."
     segments = matcher.match([right, swapped], [BATTERY])
     assert [(s.text, s.supported) for s in segments] == [(right, True), (swapped, False)]
+
+
+def test_the_matcher_backs_a_figure_its_chunk_states_for_the_thing_in_other_words(base_settings):
+    """A paraphrase of a key path ("60 days of notice" of "term.notice_period_days: 60") shares
+    few words with its chunk, so the support model alone scores it low; the chunk stating the
+    figure for the thing backs it (rag/claims.py `claims_named`), and another figure is not."""
+    from rag.claims import claims_named
+    from rag.models import build_embedding
+    from rag.references import ReferenceMatcher
+    from rag.scoring import bi_encoder
+    from rag.support import support_scorer
+
+    scorer = support_scorer(base_settings, bi_encoder(base_settings, build_embedding(base_settings)))
+    matcher = ReferenceMatcher.from_settings(base_settings, scorer)
+    right = "We have to give 60 days of notice before ending the harbour freight agreement."
+    changed = "We have to give 90 days of notice before ending the harbour freight agreement."
+    other = "There is a fuel surcharge, and we pay it on every invoice."  # no figure: no claim to back
+    assert claims_named(right, CONTRACT) and not claims_named(changed, CONTRACT)
+    assert not claims_named(other, CONTRACT)
+    # another contract's name: this chunk states no figure of it
+    assert not claims_named("The Seafarer contract gives 60 days of notice.", CONTRACT)
+    segments = matcher.match([right, changed], [CONTRACT])
+    assert [(s.text, s.supported) for s in segments] == [(right, True), (changed, False)]
 
 
 def test_a_korean_quarter_is_an_ordinal_not_minutes():
