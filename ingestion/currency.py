@@ -35,7 +35,9 @@ _MONTHS = {m[:3]: i for i, m in enumerate(
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 # (regex, the order of its year, month, day groups); a day may be absent (a month's date).
 _DATES = (
-    (re.compile(r"(?<!\d)((?:19|20)\d\d)[-/.](0?[1-9]|1[0-2])(?:[-/.](0?[1-9]|[12]\d|3[01]))?(?!\d)"), "ymd"),
+    # not inside a code: "IA-2024-07" names a report, it is no July 2024
+    (re.compile(r"(?<!\w-)(?<!\d)((?:19|20)\d\d)[-/.](0?[1-9]|1[0-2])(?:[-/.](0?[1-9]|[12]\d|3[01]))?(?!\d)"),
+     "ymd"),
     (re.compile(r"((?:19|20)\d\d)\s*년\s*(\d{1,2})\s*월(?:\s*(\d{1,2})\s*일)?"), "ymd"),
     (re.compile(r"((?:19|20)\d\d)\.\s*(\d{1,2})\.(?:\s*(\d{1,2})\.?)?"), "ymd"),
     (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+((?:19|20)\d\d)\b", re.I), "dmy"),
@@ -49,9 +51,12 @@ _LINKS = {
     "supersedes": (r"\b(?:supersedes|replaces|takes the place of)\s+(.+?)(?=\.(?!\d)|[;,)\n]|$)",
                    r"(\S[^.\n]*?)\s*[을를]\s*대체"),
     "corrects": (r"\b(?:erratum|errata|corrigendum|correction)\s+(?:to|of|for)\s+(.+?)(?=\.(?!\d)|[;,)\n]|$)",
+                 r"^\W*(?:erratum|errata|corrigendum)\s*[:–—-]\s*(.+?)\s*$",  # "Erratum: Audit Report X"
                  r"\b(?:corrects|amends|postpones|defers)\s+(.+?)(?=\.(?!\d)|[;,)\n]|$)",
-                 # A change against an earlier document: "planned in the kick-off meeting, is postponed".
-                 r"^(?=.*\b(?:postponed|deferred|moved|revised|rescheduled|updated)\b).*?\b(?:in|from|of|at|by)\s+"
+                 # A change against an earlier document: "planned in the kick-off meeting, is postponed",
+                 # "Following the leadership meeting of 14 January, some dates have had to change".
+                 r"^(?=.*\b(?:postponed|deferred|moved|revised|rescheduled|updated|changed?)\b).*?"
+                 r"\b(?:in|from|of|at|by|following|after)\s+"
                  r"(the\s+(?:[\w-]+\s+){0,3}?(?:meeting|notes?|memo|minutes|guidance|policy|report|plan|letter))\b",
                  r"(\S[^.\n]*?)\s*(?:에 대한 정정|[을를]\s*(?:정정|연기))"),
 }
@@ -92,7 +97,11 @@ def currency_of(doc_id: str, blocks: Sequence[Block], fields: Mapping[str, objec
             names = [n for s in sentences for n in _named(s, (*_LINKS[key], *cfg.patterns.get(key, [])))]
             put(key, tuple(dict.fromkeys(names)), f"first page line {number}")
     for number, line in sorted(enumerate(lines, 1), key=lambda pair: not _EFFECTIVE.search(pair[1])):
-        put("effective_date", _date(line), f"first page line {number}")
+        dated = _date(line)
+        named_month = found.get("effective_date") if origin.get("effective_date") == "file name" else None
+        if named_month and str(dated).startswith(f"{named_month}-"):
+            del found["effective_date"]  # the first page gives the file name's month its day
+        put("effective_date", dated, f"first page line {number}")
     for number, line in enumerate(lines, 1):
         # A version a link names ("supersedes v1.0") is another document's.
         own = _unlinked(line, cfg)

@@ -107,6 +107,15 @@ def test_spellings_of_dates_versions_and_links():
     assert read("Draft budget").status == "draft" and read("Note", "The final figure is open").status is None
     assert read("Note", Date="2024-05-06").origin == {"effective_date": "front matter date"}
     assert read("Note") == Currency()
+    # a report's code is no date; its issue line is
+    assert read("Internal Audit Report IA-2024-07", "Issued: 18 November 2024").effective_date == "2024-11-18"
+    # a title "Erratum: ..." names what it corrects; a memo changing what a meeting set names it
+    assert read("Erratum: Internal Audit Report IA-2024-07").corrects == ("Internal Audit Report IA-2024-07",)
+    assert read("Memo", "Following the leadership meeting of 14 January 2025, some dates have had to "
+                "change.").corrects == ("the leadership meeting",)
+    # the first page gives the file name's month its day
+    dated = read("Memo", "Date: 20 February 2025", name="memo-2025-02.md")
+    assert (dated.effective_date, dated.origin["effective_date"]) == ("2025-02-20", "first page line 2")
 
 
 # ------------------------------------------------------------------ at answer time (rag/currency.py)
