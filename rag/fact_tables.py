@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from rag.facts import Fact
 from rag.labels import BRACKETS, words
+from rag.premise_words import MONTHS
 
 
 @dataclass(frozen=True)
@@ -79,14 +80,13 @@ class FactTable:
 
 
 _ISO_MONTH = re.compile(r"\s*((?:19|20)\d\d)[-/.](0?[1-9]|1[0-2])\s*")
-_MONTHS = ("January February March April May June July August September October November December").split()
 
 
 def _month_names(row: str) -> list[str]:
     """A month row's names in words: "2024-07" is "July 2024" and "Jul 2024"."""
     if not (match := _ISO_MONTH.fullmatch(row)):
         return []
-    name = _MONTHS[int(match.group(2)) - 1]
+    name = MONTHS[int(match.group(2)) - 1].capitalize()
     return [f"{name} {match.group(1)}", f"{name[:3]} {match.group(1)}"]
 
 
