@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Protocol
@@ -29,6 +29,7 @@ VERSIONS = (
 )
 FILE_VERSION = re.compile(r"(?:^|[-_ .])(?:v|ver|version|rev)[-_ ]?(\d+(?:[._]\d+)*|[a-z])(?=$|[-_ .])",
                            re.IGNORECASE)
+MISSED_AT_MOST = 3  # newer documents fetched for one answer: a chain v1 < v2 < v3 and an erratum
 _PREVIOUS = re.compile(r"previous|earlier|prior|이전|종전", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+|[가-힣]+")
 _STOP = frozenset("a an the of to for and in on by with its this that".split())
@@ -236,9 +237,10 @@ def shown_date(iso: str) -> str:
 class CurrentFirst:
     """Currency at answer time. Among the ranked candidates, a document's best chunk goes just
     above the first chunk of a document it supersedes or corrects (the older stays, so the answer
-    may name it as superseded); `notes` tells the context which shown chunk is current. The
-    relation needs every document's fields: read once per store version (one chunk a document),
-    so a document removed makes the one it superseded current again at the next question."""
+    may name it as superseded), fetched when retrieval missed it; `notes` tells the context which
+    shown chunk is current. The relation needs every document's fields: read once per store
+    version (one chunk a document), so a document removed makes the one it superseded current
+    again at the next question."""
 
     store: Store
     enabled: bool = True
@@ -266,11 +268,18 @@ class CurrentFirst:
         """The documents that supersede or correct `doc`."""
         return self.relations().newer(doc)
 
-    def prefer(self, ranked: list[Any]) -> list[Any]:
+    def prefer(self, ranked: list[Any], keep: int = 0,
+               fetch: Callable[[list[str]], list[Any]] = lambda docs: []) -> list[Any]:
         """`ranked` (NodeWithScore) with each newer document's best chunk moved just above the
-        first chunk of the older one it supersedes or corrects."""
+        first chunk of the older one it supersedes or corrects. A newer document of the first
+        `keep` chunks' that `ranked` lacks is asked of `fetch` (its chunks, best first)."""
         relations = self.relations()
         ranked = list(ranked)
+        if missed := self.missed(ranked, keep):
+            best: dict[str, Any] = {}
+            for node in fetch(missed):
+                best.setdefault(node.node.metadata.get("doc"), node)
+            ranked += [best[doc] for doc in missed if doc in best]
         for _ in range(len(ranked)):  # a chain (v1 < v2 < v3) settles in a few moves
             docs = [n.node.metadata.get("doc") for n in ranked]
             moves = [(docs.index(newer), i) for i, doc in enumerate(docs) if docs.index(doc) == i
@@ -280,6 +289,23 @@ class CurrentFirst:
             newer, older = moves[0]
             ranked.insert(older, ranked.pop(newer))
         return ranked
+
+    def missed(self, ranked: Sequence[Any], keep: int) -> list[str]:
+        """The documents superseding or correcting one of the first `keep` chunks' documents, and
+        those superseding them in turn, that no chunk of `ranked` is from: retrieval missed them
+        (a memo moving a date in other words), and the answer would give the older value as
+        current. At most MISSED_AT_MOST, the nearest links first: each costs a retrieval."""
+        relations = self.relations()
+        seen = {n.node.metadata.get("doc") for n in ranked}
+        queue = [n.node.metadata.get("doc") for n in ranked[:keep]]
+        missed: list[str] = []
+        while queue and len(missed) < MISSED_AT_MOST:
+            for newer in relations.newer(queue.pop(0)):
+                if newer not in seen:
+                    seen.add(newer)
+                    missed.append(newer)
+                    queue.append(newer)
+        return missed[:MISSED_AT_MOST]
 
     def notes(self, docs: Sequence[str | None]) -> list[str]:
         """For each shown chunk (`docs`: their documents, in citation order) what the context

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from llama_index.core.llms import LLM
 from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer, is_refusal
@@ -32,7 +32,7 @@ from rag.premise import PremiseCheck
 from rag.quotes import Quoter
 from rag.references import ReferenceMatcher, marked
 from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
-from rag.retrieval import check_filters, hybrid_retriever, lexical_version, metadata_filters
+from rag.retrieval import check_filters, hybrid_retriever, lexical_version, metadata_filters, retrieved
 from rag.support import support_scorer
 from rag.settings import Settings
 from rag.store import Store, spread_sample, stored_nodes
@@ -131,15 +131,20 @@ class RagPipeline:
         query = replace(query, translated=self._translated(query.standalone))
         if query.translated:
             lap("translate")
-        retrieved: list[NodeWithScore] = []
-        for version in query.queries:  # both questions' candidates
-            known = {n.node.node_id for n in retrieved}
-            retrieved += [n for n in retriever.retrieve(QueryBundle(version)) if n.node.node_id not in known]
+        found = retrieved(retriever, query.queries)  # both questions' candidates
         lap("retrieve")
-        candidates, search = best_ranked(reranker, retrieved, query.queries)
+        candidates, search = best_ranked(reranker, found, query.queries)
         ranked, query = candidates[:widest], replace(query, search=search)
         lap("rerank")
-        ranked = self.current.prefer(ranked)  # a newer version or erratum above the older
+
+        def newer(missed: list[str]) -> list[NodeWithScore]:  # within the asker's filters
+            allowed = [doc for doc in missed if not docs or doc in docs]
+            if not allowed:
+                return []
+            hits = retrieved(self.current_retriever(metadata_filters(allowed, where)), query.queries)
+            return best_ranked(reranker, hits, query.queries)[0]
+
+        ranked = self.current.prefer(ranked, keep, newer)  # a newer version or erratum above the older
         top = ranked[:keep]
         lap("currency")
         language = self.language(query.asked)  # answered, or refused, in the asker's language

@@ -5,12 +5,13 @@ prefix included. Ingestion keeps the lexical index level with the store document
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from rag.lexical import LexicalIndex, LexicalRetriever
@@ -108,6 +109,15 @@ def bm25_retriever(
     if not index.exists():
         return None
     return LexicalRetriever(index, similarity_top_k or settings.retrieval.retrieve_k, filters)
+
+
+def retrieved(retriever: BaseRetriever, queries: Sequence[str]) -> list[NodeWithScore]:
+    """Each query's candidates (the question as asked, its translation), each chunk once."""
+    found: dict[str, NodeWithScore] = {}
+    for query in queries:
+        for node in retriever.retrieve(QueryBundle(query)):
+            found.setdefault(node.node.node_id, node)
+    return list(found.values())
 
 
 def hybrid_retriever(

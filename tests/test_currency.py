@@ -212,3 +212,24 @@ def test_the_older_is_current_again_once_the_newer_is_removed(base_settings, tmp
     answer = pipeline.answer(MEAL_Q)  # the same pipeline: nothing stale
     assert [s.doc for s in answer.sources] == [P1] and "supersede" not in labels(pipeline.llm.prompts[-1])[P1]
     assert answer.conflicts == []
+
+
+NOTES, MEMO = "leadership-meeting-2025-01.md", "memo-2025-02.md"
+MOVE_Q = "When is the office move to Harbour House?"
+
+
+def test_a_newer_document_retrieval_missed_is_fetched_above_the_older(base_settings, tmp_path_factory):
+    """The memo moves the date in other words ("the relocation"): one candidate retrieved finds the
+    notes alone; the memo that corrects them is fetched and ranked above them, unless the asker's
+    document filter leaves it out or currency is off."""
+    settings = answers_store(tmp_path_factory, base_settings, [NOTES, MEMO, P1])
+    pipeline = scripted(settings, *["The office move is set for 3 March 2025 [1]."] * 3)
+    assert pipeline.current.newer(NOTES) == [MEMO]
+    answer = pipeline.answer(MOVE_Q, retrieve_k=1)
+    docs = [s.doc for s in answer.sources]
+    assert MEMO in docs and NOTES in docs and docs.index(MEMO) < docs.index(NOTES), docs
+    assert "corrects [" in labels(pipeline.llm.prompts[-1])[MEMO]
+    assert MEMO not in [s.doc for s in pipeline.answer(MOVE_Q, retrieve_k=1, docs=[NOTES, P1]).sources]
+    off = scripted(fresh_settings(settings, settings.storage_dir, currency={"prefer_current": False}),
+                   "The office move is set for 3 March 2025 [1].")
+    assert MEMO not in [s.doc for s in off.answer(MOVE_Q, retrieve_k=1).sources]
