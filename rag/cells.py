@@ -19,7 +19,8 @@ from typing import Literal
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
-from rag.claims import claims, dates, key, places
+from rag.claims import claims
+from rag.places import dates, key, places
 from rag.fact_tables import FactTable, label_text
 from rag.facts import Fact, value_unit
 from rag.labels import STOP, content, is_code, named, same, words

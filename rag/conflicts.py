@@ -20,8 +20,8 @@ from functools import cache
 from typing import Any
 
 from rag.answer import AnswerSegment
-from rag.claims import (Claim, Place, agrees, claim_backed, claims, coordinates_hold, keys, places,
-                        states_former)
+from rag.claims import Claim, agrees, claim_backed, claims, coordinates_hold, states_former
+from rag.places import Place, keys, places
 from rag.references import marked
 from rag.text import MARKER, NUMBER, split_sentences
 from rag.settings import Settings

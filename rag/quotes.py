@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from llama_index.core.schema import MetadataMode
 
 from rag.answer import AnswerSegment, Source
-from rag.claims import claim_backed, claims, keys, met_cases, states_former
+from rag.claims import claim_backed, claims, met_cases, states_former
+from rag.places import keys
 from rag.compose import quoted
 from rag.context import Evidence, Unit, row_pairs
 from rag.labels import content, named, words

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.claims import claims, claims_backed, dates
+from rag.claims import claims, claims_backed
+from rag.places import dates
 from rag.units import amounts, comparisons_hold
 
 BATTERY = """Title: Battery abuse tests BA-2025-03
