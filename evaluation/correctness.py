@@ -66,12 +66,19 @@ def _iso_date(match: re.Match, order: tuple[int, int, int]) -> str:
     return f"{year}-{int(month):02d}-{int(day):02d}"
 
 
+# A scale after a currency's amount: "EUR 1.24m" is EUR 1.24 million, never metres.
+_SCALED = re.compile(r"((?:eur|usd|gbp|chf|krw|pln|czk|sek|nok|dkk|jpy|[€$£₩])\s?\d+(?:[.,]\d+)?)\s?"
+                     r"(m|mn|mio|k|bn)\b")
+_SCALE_WORDS = {"m": "million", "mn": "million", "mio": "million", "k": "thousand", "bn": "billion"}
+
+
 def _normal(text: str) -> str:
-    """NFKC, lower case, and dates written as 2024-08-28 ("August 28, 2024", "2024년 8월 28일")."""
+    """NFKC, lower case, dates written as 2024-08-28 ("August 28, 2024", "2024년 8월 28일"), and a
+    currency's scale in words ("EUR 1.24m" as "EUR 1.24 million")."""
     text = unicodedata.normalize("NFKC", text).lower()
     for pattern, order in _DATES:
         text = pattern.sub(lambda m, order=order: _iso_date(m, order), text)
-    return text
+    return _SCALED.sub(lambda m: f"{m.group(1)} {_SCALE_WORDS[m.group(2)]}", text)
 
 
 def figures(text: str) -> list[tuple[float, str | None]]:

@@ -52,6 +52,10 @@ _LINKS = {
                    r"(\S[^.\n]*?)\s*[을를]\s*대체"),
     "corrects": (r"\b(?:erratum|errata|corrigendum|correction)\s+(?:to|of|for)\s+(.+?)(?=\.(?!\d)|[;,)\n]|$)",
                  r"^\W*(?:erratum|errata|corrigendum)\s*[:–—-]\s*(.+?)\s*$",  # "Erratum: Audit Report X"
+                 # a header field: "Document corrected: Q3 Trading Report (issued 18 October 2024)"
+                 r"^\W*(?:documents?\s+(?:corrected|amended)|(?:corrected|amended)\s+documents?|corrects)"
+                 # up to the next field, its own bracket ("(issued 18 October 2024)") with it
+                 r"\s*[:–—-]\s*(.+?)\s*(?:\([^)]*\)\s*)?(?=[A-Z][\w-]*(?:\s[\w-]+){0,2}:\s|$)",
                  r"\b(?:corrects|amends|postpones|defers)\s+(.+?)(?=\.(?!\d)|[;,)\n]|$)",
                  # A change against an earlier document: "planned in the kick-off meeting, is postponed",
                  # "Following the leadership meeting of 14 January, some dates have had to change".
@@ -97,7 +101,7 @@ def currency_of(doc_id: str, blocks: Sequence[Block], fields: Mapping[str, objec
             names = [n for s in sentences for n in _named(s, (*_LINKS[key], *cfg.patterns.get(key, [])))]
             put(key, tuple(dict.fromkeys(names)), f"first page line {number}")
     for number, line in sorted(enumerate(lines, 1), key=lambda pair: not _EFFECTIVE.search(pair[1])):
-        dated = _date(line)
+        dated = _date(_unlinked(line, cfg))  # a date in a link's name is the other document's
         named_month = found.get("effective_date") if origin.get("effective_date") == "file name" else None
         if named_month and str(dated).startswith(f"{named_month}-"):
             del found["effective_date"]  # the first page gives the file name's month its day

@@ -56,6 +56,9 @@ _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
 _COUNTED = re.compile(r"\bhow many\s+([A-Za-z][\w-]*)|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
 _KEY_LINE = re.compile(r"^[\w\[\]-]+(?:[._][\w\[\]-]+)*:\s")  # a JSON field's line ("clauses.hours: 72")
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
+# A yes/no column's spellings: a count of the rows it marks ("are mandatory") reads the yes side.
+_YES = frozenset({"yes", "y", "true", "x", "✓", "✔", "예", "o"})
+_NO = frozenset({"no", "n", "false", "-", "아니오", "아니요"})
 _LOCATION = frozenset({"doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr",
                        "document_id", "doc_id", "ref_doc_id"})
 
@@ -124,7 +127,7 @@ class CellLookup:
             counted = _COUNTED.search(question)
             noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
             # "How many hours does the course take" asks a measure, not how many rows.
-            rows = None if noun and named_units(noun) else ask.count(lead, noun)
+            rows = None if noun and named_units(noun) else ask.count(lead, noun, top)
             return None if rows and _count_stated(noun, rows.facts[0].doc, candidates) else rows
         if found is None and _WHICH.search(question):
             return ask.select(lead)
@@ -308,6 +311,20 @@ class _Question:
         return sum(holds(table, q, name) and not all(holds(t, q, name) for t in tables)
                    for q in self.asked for name in (False, True))
 
+    def keyed(self, table: FactTable) -> list[str]:
+        """A JSON record's row (its key path's parent) for the one key the question names whole: a
+        path is the file's structure, which a question rarely names ("the express surcharge" is
+        `pricing.express_surcharge_pct`); of several rows holding that key, the one whose path the
+        question names most ("executive double in Kraków": `properties.krakow.rates_per_night`)."""
+        keys = [c for c in self.best(table.columns) if c and named(c, self.asked)[0] == 1]
+        if len(keys) != 1:
+            return []
+        holding = list(dict.fromkeys(f.row for f in table.facts if f.column == keys[0]))
+        share = {row: named(row, self.asked)[0] for row in holding}
+        most = max(share.values(), default=0.0)
+        best = [row for row in holding if share[row] == most]
+        return best if len(best) == 1 and (most > 0 or len(holding) == 1) else []
+
     def cell(self, tables: Sequence[FactTable], noun: str | None, count: bool) -> CellAnswer | None:
         """The cell of the one row and column named, in the tables whose subject the question names
         best; None when those give two values, or when the question asks for a thing its row and
@@ -315,6 +332,8 @@ class _Question:
         picked: list[tuple[int, FactTable, Fact]] = []
         for table in tables:
             rows = self.best(table.rows, table.aliases)
+            if len(rows) != 1 and table.key.startswith("#"):
+                rows = self.keyed(table)
             columns = self.columns(table, rows[0]) if len(rows) == 1 else []
             if len(columns) == 1:
                 picked += [(self.subject_hits(table, tables), table, f) for f in table.facts
@@ -407,9 +426,14 @@ class _Question:
         found = []
         for table in (t for t in tables if len(t.rows) > 1):
             by_column: dict[str, list[tuple[Fact, str]]] = {}
+            flags = {c for c in table.columns if c and named(c, self.asked)[0] == 1 and all(
+                f.value.strip().lower() in _YES | _NO for f in table.facts if f.column == c and not f.blank)}
             for fact in table.facts:  # words, in a column (a JSON key of its own has none)
                 worded = fact.column and fact.number is None and not fact.blank
-                if worded and (item := self._named_item(fact.value)):
+                if fact.column in flags:  # "how many courses are mandatory": Mandatory is "Yes"
+                    if fact.value.strip().lower() in _YES:
+                        by_column.setdefault(fact.column, []).append((fact, fact.value.strip()))
+                elif worded and (item := self._named_item(fact.value)):
                     by_column.setdefault(fact.column, []).append((fact, item))
             for column, hits in by_column.items():  # the value named most fully: "hydraulic testing",
                 most = max(len(content(item)) for _, item in hits)  # not "hydraulics"
@@ -428,14 +452,18 @@ class _Question:
         items = [i.strip() for i in value.split(";")] if ";" in value else [value]
         return next((i for i in items if content(i) and named(i, self.asked)[0] == 1), "")
 
-    def count(self, tables: Sequence[FactTable], noun: str | None = None) -> CellAnswer | None:
+    def count(self, tables: Sequence[FactTable], noun: str | None = None,
+              top: Sequence[FactTable] = ()) -> CellAnswer | None:
         """How many rows of one table hold the value the question names in one column; with no
-        value named, how many rows the one table has whose row labels' header is the counted
-        `noun` ("how many layers does the programme have": its rows under "layer")."""
+        value named, how many rows the one table (of `tables`, else of the `top` chunks' tables)
+        has whose row labels' header is the counted `noun` ("how many layers does the programme
+        have": its rows under "layer")."""
         # A question naming a row ("how many people work at the Brno plant") asks about that row.
         found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows, hit[0].aliases)]
         if not found and noun:
-            counted = [t for t in tables if len(t.rows) > 1 and any(same(w, noun) for w in content(t.label))]
+            counted = next(filter(None, ([t for t in group if len(t.rows) > 1
+                                          and any(same(w, noun) for w in content(t.label))]
+                                         for group in (tables, top))), [])
             if len(counted) != 1:
                 return None
             table, n = counted[0], len(counted[0].rows)

@@ -21,7 +21,7 @@ from typing import Any
 
 from rag.answer import AnswerSegment
 from rag.claims import Claim, agrees, claim_backed, claims, coordinates_hold, states_former
-from rag.places import Place, keys, places
+from rag.places import Place, fields, keys, places, title, unwrapped
 from rag.references import marked
 from rag.text import MARKER, NUMBER, split_sentences
 from rag.settings import Settings
@@ -101,6 +101,8 @@ def _rivals(claim: Claim, text: str, thing: Thing, sentence: tuple[Claim, ...] =
     date a place of `text` gives the same thing: the claim's nearest word (in a table, its column
     header's), most of its words, its `thing`, and in a table the row the sentence's other figures
     name ("layer 1 ... 15.0%" meets layer 1's rate, not layer 2's)."""
+    if replaced := _replacements(claim, text):
+        return replaced
     if not thing.named_in(text):
         return []
     nearest = {word for word, weight in claim.words if weight >= 1.0}
@@ -125,6 +127,27 @@ def _rivals(claim: Claim, text: str, thing: Thing, sentence: tuple[Claim, ...] =
                       and (year or not (a.unit is None and _YEAR.fullmatch(a.number)))]
     return [rival for rival in found if claim_backed(rival, text)
             and coordinates_hold(tuple(rival if c is claim else c for c in sentence) or (rival,), text)]
+
+
+def _replacements(claim: Claim, text: str) -> list[Claim]:
+    """The values that `text` puts in place of the claim's where it gives the claim's as a former
+    one: the other side of that change, in its sentence ("moved from 3 March to 17 March") or in
+    the next ("Printed: 78.6%" over "Correct: 76.8%"). The change itself says what they measure,
+    whatever words the answer put around the figure."""
+    listed = places(text)
+    for old in (p for p in listed if p.former and agrees(claim, p)[0]):
+        for line in (old.line, old.line + 1):  # its own sentence first
+            found = []
+            for new in (p for p in listed if p.line == line and not p.former and agrees(claim, p)[1]):
+                if claim.date is not None:
+                    found += [replace(claim, date=d) for d in new.dates if d != claim.date]
+                else:
+                    found += [replace(claim, amount=replace(a, unit=claim.amount.unit)) for a in new.amounts
+                              if a.value != claim.amount.value
+                              and (a.unit == claim.amount.unit or a.unit is None)]
+            if found:
+                return found
+    return []
 
 
 @dataclass
@@ -204,13 +227,17 @@ class ConflictFinder:
 def _stating(claim: Claim, text: str) -> str:
     """The first sentence or list item of `text` that states the claim (no heading, no table row:
     a row read alone loses its header), or ""."""
-    for line in text.splitlines():
+    lines = unwrapped(text.splitlines())  # a hard-wrapped sentence whole
+    for i, line in enumerate(lines):
         line = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", line)
         if line.lstrip().startswith(("#", "|")):
             continue
         for sentence in split_sentences(line):
             if claim_backed(claim, sentence):
-                return sentence.strip()
+                # a field read alone loses the title it stands under: "Correction 1 - Kraków occupancy"
+                over = next((lines[j].strip() for j in range(i - 1, max(i - 4, -1), -1)
+                             if title(lines[j], lines[j + 1])), "") if fields(sentence)[0][0] else ""
+                return f"{over}. {sentence.strip()}" if over else sentence.strip()
     return ""
 
 

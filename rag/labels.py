@@ -16,8 +16,10 @@ from rag.text import folded, hangul_script
 
 _WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7a3]+")
 _AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
-_SUFFIX = re.compile(r"(?:ations?|ions?|ing|ed|es|s)$")  # "calibrated" and "calibration" meet
+# "calibrated" and "calibration" meet, and so do "attendance" and "attendees"
+_SUFFIX = re.compile(r"(?:ations?|ions?|[ae]nces?|ees?|ing|ed|es|s)$")
 _DIGIT = re.compile(r"\d")
+_CAPITALS = re.compile(r"\b[A-Z]{3,5}\b")
 BRACKETS = re.compile(r"[(\[][^)\]]*[)\]]")
 STOP = frozenset(
     "a an the of in on at for to by with from and or is are was were be been did does do has have had "
@@ -57,6 +59,17 @@ def same(label_word: str, question_word: str) -> bool:
                                      or _stem(question_word) == _stem(label_word))
 
 
+def initials(label_word: str, question: Sequence[str]) -> bool:
+    """Whether the question spells out a label's initialism in consecutive words: "average daily
+    rate" names "ADR", "net promoter score" names "NPS" (three letters at least: two are chance)."""
+    n = len(label_word)
+    if not 3 <= n <= 5 or not label_word.isalpha():
+        return False
+    firsts = "".join(w[0] for w in question)
+    return any(firsts[i:i + n] == label_word and all(len(w) > 1 and not is_code(w) for w in question[i:i + n])
+               for i in range(len(firsts) - n + 1))
+
+
 @lru_cache(maxsize=65536)  # a register's row labels, met by every question
 def content(label: str) -> tuple[str, ...]:
     """The words of a label that must be named: outside brackets, no stop words, no unit,
@@ -72,7 +85,9 @@ def named(label: str, question: Sequence[str]) -> tuple[float, float, set[str]]:
     """The share of the label's words the question holds, the share of its words that are no
     code ("WorldSID" names "WorldSID 50M" when no other row is WorldSID), and the words held."""
     needed = content(label)
-    hits = {w for w in needed if any(same(w, q) for q in question)}
+    capitals = set(_CAPITALS.findall(label))  # an initialism is written in capitals: "ADR", not "room"
+    hits = {w for w in needed if any(same(w, q) for q in question)
+            or (w.upper() in capitals and initials(w, question))}
     plain = [w for w in needed if not is_code(w)]
     return ((len(hits) / len(needed) if needed else 0.0),
             (len(hits & set(plain)) / len(plain) if plain else 0.0), hits)

@@ -171,6 +171,10 @@ def places(chunk: str) -> tuple[Place, ...]:
     named = frozenset(k for line in (prefix.group(0) if prefix else "").splitlines() if ": " in line
                       for k, _, _ in keys(re.sub(r"[-_]", " ", line.split(": ", 1)[1])))
     titled = named
+    # A year in the header's values ("q3-2024-trading-report-erratum") is the period every figure
+    # under it is of, as "in Q3 2024" says in a sentence.
+    years = dict.fromkeys(_YEAR.findall(prefix.group(0) if prefix else ""))
+    found += [_labelled(place, "", named) for year in years for place in _clauses(year)]
     for i, line in enumerate(lines):
         row = cells(line) if line.lstrip().startswith("|") else []
         if row and i + 1 < len(lines) and TABLE_RULE.match(lines[i + 1].strip()):
@@ -180,12 +184,15 @@ def places(chunk: str) -> tuple[Place, ...]:
             continue
         if not row:
             header = [] if not line.strip() else header
-            if heading := _HEADING.match(line):
+            if heading := _HEADING.match(line) or title(line, lines[i + 1] if i + 1 < len(lines) else ""):
                 titled = named | frozenset(k for k, _, _ in keys(heading.group(1)))
             for sentence in split_sentences(line):
                 sentences += 1
                 for label, text in fields(sentence):
-                    found += [_labelled(place, label, titled) for place in _clauses(text, sentences)]
+                    # "Printed: 78.6%" above "Correct: 76.8%": an erratum's old side
+                    former = bool(_OLD_SIDE.fullmatch(label.strip()))
+                    found += [replace(_labelled(place, label, titled), former=place.former or former)
+                              for place in _clauses(text, sentences)]
             continue
         if TABLE_RULE.match(line.strip()):
             continue
@@ -200,7 +207,8 @@ def places(chunk: str) -> tuple[Place, ...]:
     return tuple(found)
 
 
-_BLOCK = re.compile(r"^\s*(?:\||#|[-*•·]\s|\d+[.)]\s)")  # a table row, heading or list item starts a line
+# a table row, heading or list item starts a line (a list number, not a year: "2025. The ...")
+_BLOCK = re.compile(r"^\s*(?:\||#|[-*•·]\s|\d{1,3}[.)]\s)")
 
 
 def unwrapped(lines: list[str]) -> list[str]:
@@ -226,11 +234,33 @@ def unwrapped(lines: list[str]) -> list[str]:
 
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,])")
+# A clause naming the source of a figure, not its thing: "according to the corrected report", "as
+# stated in the erratum", "(see the Q3 memo)".
+_ATTRIBUTION = re.compile(
+    r"\b(?:according to|as (?:stated|given|shown|reported|corrected|noted|listed|confirmed|set out) (?:in|by)"
+    r"|as per|see|per)\s+(?:the\s+)?(?:[\w'’-]+\s+){0,4}?(?:report|erratum|errata|memo|document|policy|notes?"
+    r"|minutes|table|register|file|deck|sheet|passage|source|context|text|review|log|catalogue|directory)s?\b",
+    re.IGNORECASE)
+# A plain-text heading: a short line, no sentence, over "label: value" fields ("Correction 1 -
+# Kraków occupancy" over "Printed: 78.6%").
+_TITLE = re.compile(r"^\s*([^\s:|#*-][^:|.!?]{2,60}?)\s*$")
+# A field label naming the value a correction or change replaces.
+_OLD_SIDE = re.compile(r"(?:printed|was|old|incorrect|wrong|previously|previous(?: value)?|original(?:ly)?|"
+                       r"before|stated|formerly|정정 전|기존|변경 전)", re.IGNORECASE)
 # A field's label: a key path ("term.notice_period_days") or up to four words, at the start of a
 # sentence or after the previous field's value ("Address: Noorderlaan 412 Headcount: 188", a
 # Markdown paragraph of "label: value" lines joined by the converter).
 _LABEL = re.compile(r"(?:^|(?<=\s))([A-Za-z_][\w.\[\]-]*(?: [A-Za-z][\w-]*){0,3}|[가-힣]+(?: [가-힣]+){0,2})"
                     r":\s+")
+
+
+def title(line: str, following: str) -> re.Match | None:
+    """A short line of a few words standing over a "label: value" field, as a heading."""
+    match = _TITLE.match(line)
+    if match and len(match.group(1).split()) <= 8 and fields(following.strip())[0][0]:
+        return match
+    return None
 
 
 def fields(sentence: str) -> list[tuple[str, str]]:
@@ -283,6 +313,7 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
     if len(spans) < 2:
         return [_place(sentence, sentence, sentence, line=line, bounded=stated)]
     words = [frozenset(w for w, _ in o[4]) for o in spans]
+    later: dict[int, int] = {}  # a change's old side -> its new side
     former = set()
     verb = bool(_CHANGE_VERB.search(sentence))
     for i in range(len(spans) - 1):
@@ -297,11 +328,17 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
         if old is not None:
             words[new] = words[new] | words[old]
             former.add(old)
+            later[old] = new  # "from 12 May to 2 June 2025": the old side's year is the new side's
         elif _REFERS.search(between):
             words[i + 1] = words[i + 1] | words[i]
-    return [_place(sentence[o[2]:o[3]], words[k], sentence, line=line, former=k in former,
-                   bounded=tuple(b for b in stated if o[2] <= b[0].start < o[3]))
-            for k, o in enumerate(spans)]
+    found = [_place(sentence[o[2]:o[3]], words[k], sentence, line=line, former=k in former,
+                    bounded=tuple(b for b in stated if o[2] <= b[0].start < o[3]))
+             for k, o in enumerate(spans)]
+    for k, new in later.items():
+        year = spans[new][1][0] if spans[new][1] else None
+        if year is not None:
+            found[k] = replace(found[k], dates=tuple((d[0] or year, d[1], d[2]) for d in found[k].dates))
+    return found
 
 
 def owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, list[tuple[str, int]]]]:
@@ -310,7 +347,10 @@ def owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, lis
     "limit" is the 40m's); the sentence and the chunk split alike, so a copied sentence agrees."""
     figures, spans = _figures(sentence)
     found = [(a, None, a.start, a.end, []) for a in figures] + [(None, d, s, e, []) for d, s, e in spans]
+    cited = [m.span() for m in _ATTRIBUTION.finditer(sentence)]
     for word, s, e in keys(sentence):
+        if any(a <= s < b for a, b in cited):
+            continue  # "according to the corrected report" says where, not what is measured
         if found and not any(s < end and start < e for _, _, start, end, _ in found):
             gaps = [max(s - end, start - e, 0) for _, _, start, end, _ in found]
             found[gaps.index(min(gaps))][4].append((word, min(gaps)))

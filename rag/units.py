@@ -59,6 +59,10 @@ CURRENCIES: dict[str, tuple[str, ...]] = {
     "JPY": ("JPY", "¥", "yen"),
     "CHF": ("CHF",),
     "KRW": ("KRW", "₩", "won", "원"),
+    # ISO codes alone for the rest: their local signs ("kr", "zł") are too short or shared to read
+    **{code: (code,) for code in ("PLN", "CZK", "HUF", "SEK", "NOK", "DKK", "ISK", "RON", "BGN", "TRY",
+                                  "CNY", "INR", "SGD", "HKD", "TWD", "THB", "AUD", "NZD", "CAD", "MXN",
+                                  "BRL", "ZAR", "AED", "SAR", "ILS")},
 }
 # A scale after a number: "m", "k", "bn" only beside a currency ("EUR 30m"; "30m" is metres).
 SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "mio": 1e6, "m": 1e6,

@@ -20,12 +20,13 @@ from rag.store import Store
 
 @pytest.fixture(scope="module")
 def tables(base_settings, tmp_path_factory):
-    """The nine fixture tables (a claims register, a loss triangle, Korean branch figures, courses,
-    an asset register, an incident log, sites, travel allowances, monthly shipments) ingested, and
+    """The twelve fixture tables (a claims register, a loss triangle, Korean branch figures, courses,
+    an asset register, an incident log, sites, travel allowances, monthly shipments, an events
+    register, a JSON rate agreement, a KPI table) ingested, and
     a function: question -> the reranked candidates, as the pipeline keeps them."""
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("tables"))
     report = ingest([FIXTURES / "tables"], settings, progress=False)
-    assert report.indexed == 9 and not report.failed
+    assert report.indexed == 12 and not report.failed
     embedding = build_embedding(settings)
     retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
     reranker = build_rerank_stage(settings, Store(settings), embedding)
@@ -200,3 +201,37 @@ def test_what_asks_for_a_thing_the_row_column_or_table_heading_names(tables):
     answer = ask(tables, question)
     assert answer.kind == "cell" and "EUR 38" in answer.text and "28" not in answer.text
 
+
+
+def test_a_json_field_named_by_its_key_alone(tables):
+    # "the express surcharge" is pricing.express_surcharge_pct: the path's "pricing" goes unnamed,
+    # and the express turnaround's 6 hours is another key
+    surcharge = ask(tables, "What express surcharge does Aurora Freight pay?")
+    assert surcharge.kind == "cell" and "35" in surcharge.text and "6" not in surcharge.text.split()
+    assert surcharge.facts[0].column == "express_surcharge_pct"
+    # two rows hold the key: the one whose path the question names (Riga's 590, not Porto's 520)
+    riga = ask(tables, "What is Aurora Freight's rate for an executive double in Riga?")
+    assert riga.kind == "cell" and "590" in riga.text and "520" not in riga.text
+    assert riga.facts[0].row == "properties.riga.rates_per_night"
+    # neither row named: two values, no cell
+    assert ask(tables, "What is Aurora Freight's executive double rate?") is None
+
+
+def test_labels_named_by_an_initialism_a_derived_word_and_a_currency_code(tables):
+    # "average daily rate" is ADR (Riga 171), not RevPAR (Tartu 131)
+    adr = ask(tables, "Which property had the highest average daily rate in Q4 2024?")
+    assert adr.kind == "max" and "Riga" in adr.text and adr.facts[0].column == "ADR (EUR)"
+    # "attendance" names "attendees" (EV-131's 410), not the deposit (EV-130's 12500)
+    attendance = ask(tables, "Which event had the largest attendance?")
+    assert attendance.kind == "max" and "EV-131" in attendance.text
+    assert attendance.facts[0].column == "attendees"
+    # "cost" names cost_pln (PLN is a currency): EV-13's cost is blank, never a neighbour's
+    cost = ask(tables, "What did event EV-13 cost?")
+    assert cost.kind == "blank" and cost.facts[0].column == "cost_pln"
+    assert not any(n in cost.text for n in ("41000", "8800", "5200"))
+
+
+def test_a_count_of_the_rows_a_yes_no_column_marks(tables):
+    ticketed = ask(tables, "How many events in the register are ticketed?")
+    assert ticketed.kind == "count" and ticketed.text.split(", ")[1].startswith("3 rows")
+    assert {f.row for f in ticketed.facts} == {"EV-13", "EV-31", "EV-131"}

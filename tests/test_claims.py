@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.claims import claims, claims_backed
+from rag.claims import claims, claims_backed, claims_named
 from rag.places import dates
 from rag.units import amounts, comparisons_hold
 
@@ -69,6 +69,19 @@ Address: Kaistrasse 7 Headcount: 65 Site lead: Jan Becker"""
 # A plain-text file wrapped at a fixed width: the sentence goes on in the next line.
 WRAPPED = """Revenue in 2024 was EUR 41.2 million. Retail clients account for 55% of
 revenue, wholesale for 30% and public bodies for the remaining 15%."""
+
+# A plain-text erratum: a title line over "Printed:"/"Correct:" fields; the header's title holds the
+# period ("Q3 2024") that no line of this chunk repeats.
+CORRECTION = """Title: q3-2024-trading-report-erratum
+
+Correction 1 - Lisbon occupancy
+Printed: 81.2%
+Correct: 82.1%
+
+Correction 2 - Busan F&B revenue
+Printed: EUR 1.42m
+Correct: EUR 1.24m
+The printed figure included banquet deposits posted to September in error."""
 
 BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신고 후 4시간 이내에 현장 점검을 시작한다."
 
@@ -141,9 +154,22 @@ BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신�
     # a sentence wrapped across two lines still owns its words ("55% of / revenue"), here named
     # in other words than the chunk's ("shop customers" for retail clients)
     ("Shop customers account for 55% of revenue.", WRAPPED, True),
+    # an erratum's title names the fields under it; the header's year is the period of its figures
+    ("Busan made EUR 1.24 million in F&B revenue in Q3 2024, as corrected in the erratum.", CORRECTION, True),
+    ("Busan made EUR 1.24 million in F&B revenue in Q3 2023.", CORRECTION, False),
+    ("Busan made EUR 1.42 million in F&B revenue in Q3 2024.", CORRECTION, False),
 ])
 def test_a_chunk_backs_a_figure_only_as_it_states_it(segment, chunk, backed):
     assert claims_backed(segment, chunk) is backed
+
+
+def test_a_source_named_beside_a_figure_is_not_what_it_measures():
+    """"according to the corrected report" says where the figure is, not what it measures: the
+    claim keeps the words of its thing, so a rival naming the thing meets it."""
+    (occupancy,) = [c for c in claims("Kraków's occupancy in Q3 was 78.6% according to the corrected "
+                                      "report.") if c.amount and c.amount.unit == "%"]
+    assert {word for word, _ in occupancy.words} >= {"occup"}
+    assert not {word for word, _ in occupancy.words} & {"accor", "corr", "repor"}
 
 
 TRIANGLE = """Title: Open claims triangle, marine cargo
@@ -271,3 +297,10 @@ def test_a_document_name_the_model_cites_is_no_claim():
                          "memo_schedule_2025-03.md.", chunk)
     assert claims_backed("The supplier day in Brno is on 9 April 2025 (schedule memo 2025-03.md).", chunk)
     assert not claims_backed("The supplier day in Brno is on 9 April 2025, moved in March 2024.", chunk)
+
+
+def test_a_plain_text_title_names_the_fields_under_it():
+    """"Correction 2 - Busan F&B revenue" over "Correct: EUR 1.24m": the field states Busan's F&B
+    revenue, so a paraphrase of it is backed in other words (the positive claim rule)."""
+    assert claims_named("Busan made EUR 1.24 million in F&B revenue in Q3 2024.", CORRECTION)
+    assert not claims_named("Busan made EUR 82.1 million in F&B revenue in Q3 2024.", CORRECTION)

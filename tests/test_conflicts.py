@@ -173,3 +173,40 @@ def test_a_correction_rivals_only_the_value_it_replaces():
     found, _ = finder.find("How many audits were carried out on site?",
                            "There were 31 audits carried out on site in 2024 [1].", [report, erratum])
     assert found == []
+
+
+def test_an_erratum_field_pair_replaces_the_printed_value():
+    """A plain-text erratum gives each correction as a title over "Printed:" and "Correct:" fields:
+    an answer that gave the printed figure, however the model worded the thing ("according to the
+    corrected report"), is restated with the title and the correct field, cited to the erratum."""
+    report = _source(1, "q3-trading-report.md", "## Results by property\n\n| Property | Occupancy |\n"
+                                                "|---|---|\n| Lisbon | 84.0% |\n| Krakow | 78.6% |")
+    erratum = _source(2, "q3-trading-report-erratum.txt",
+                      "ERRATUM\n\nCorrection 1 - Krakow occupancy\nPrinted: 78.6%\nCorrect: 76.8%\n"
+                      "The digits were transposed.\n\nCorrection 2 - Lisbon rooms revenue\n"
+                      "Printed: EUR 2.10m\nCorrect: EUR 2.01m")
+    erratum_of = {"q3-trading-report.md": ["q3-trading-report-erratum.txt"]}
+    finder = ConflictFinder(lambda doc: erratum_of.get(doc, []))
+    answer = "Krakow's occupancy in Q3 was 78.6% according to the corrected report [1]."
+    found, _ = finder.find("What was Krakow's occupancy in Q3?", answer, [report, erratum])
+    assert [([v["value"] for v in c.values], c.current) for c in found] == [(["78.6%", "76.8%"], 2)]
+    segment = AnswerSegment(answer, [0, 0], True, [report.reference(0.9)])
+    text, _ = restated(answer, [segment], found, [report, erratum])
+    assert text == "Correction 1 - Krakow occupancy. Correct: 76.8% [2]"
+
+
+def test_a_moved_date_takes_the_new_sides_year_and_its_own_sentence_first():
+    """"moved from 12 May to 2 June 2025": 12 May is 2025's, and its replacement is 2 June, not a
+    date of the next sentence (a training start, a freeze)."""
+    notes = _source(1, "leadership-notes.md", "The new system goes live in Lisbon on 12 May 2025.")
+    memo = _source(2, "memo-dates.txt", "Go-live in Lisbon has been moved from 12 May to 2 June\n2025. "
+                                        "Training now starts on 12 May instead of 14 April, and the freeze "
+                                        "on new rate codes begins on 19 May.")
+    finder = ConflictFinder(lambda doc: ["memo-dates.txt"] if doc == "leadership-notes.md" else [])
+    answer = "The new system goes live in Lisbon on 12 May 2025 [1]."
+    found, _ = finder.find("When does the new system go live in Lisbon?", answer, [notes, memo])
+    assert [([v["value"] for v in c.values], c.current) for c in found] == [
+        (["2025-05-12", "2025-06-02"], 2)]
+    segment = AnswerSegment(answer, [0, 0], True, [notes.reference(0.9)])
+    text, _ = restated(answer, [segment], found, [notes, memo])
+    assert text == "Go-live in Lisbon has been moved from 12 May to 2 June 2025 [2]."

@@ -113,6 +113,12 @@ def test_spellings_of_dates_versions_and_links():
     assert read("Erratum: Internal Audit Report IA-2024-07").corrects == ("Internal Audit Report IA-2024-07",)
     assert read("Memo", "Following the leadership meeting of 14 January 2025, some dates have had to "
                 "change.").corrects == ("the leadership meeting",)
+    # a header field naming the corrected document, up to its bracket and the next field; the
+    # date in the link is the other document's
+    fixed = read("ERRATUM", "Document corrected: Q3 2024 Trading Report - Rooms and F&B (issued 18 October "
+                 "2024) Erratum issued: 25 October 2024 From: Revenue Management")
+    assert fixed.corrects == ("Q3 2024 Trading Report - Rooms and F&B",)
+    assert fixed.effective_date == "2024-10-25"
     # the first page gives the file name's month its day
     dated = read("Memo", "Date: 20 February 2025", name="memo-2025-02.md")
     assert (dated.effective_date, dated.origin["effective_date"]) == ("2025-02-20", "first page line 2")

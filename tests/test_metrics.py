@@ -102,6 +102,9 @@ def test_aggregate_means_and_rank_over_found_bundles():
     # a particle after a name
     ("플래시 파일은 gnash 또는 swfdec로 재생할 수 있습니다.", "gnash와 swfdec", True),
     ("플래시 파일은 gnash로 재생할 수 있습니다.", "gnash와 swfdec", False),
+    # a currency's scale: "EUR 1.24m" is EUR 1.24 million
+    ("Busan made EUR 1.24 million in F&B revenue.", "EUR 1.24m", True),
+    ("Busan made EUR 1.42 million in F&B revenue.", "EUR 1.24m", False),
     ("Yes, the report is final.", "Yes", True),
     ("The report is not final.", "Yes", False),
 ])
