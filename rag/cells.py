@@ -23,7 +23,7 @@ from rag.claims import claims
 from rag.places import dates, key, places
 from rag.fact_tables import FactTable, label_text
 from rag.facts import Fact, value_unit
-from rag.labels import STOP, content, is_code, named, same, words
+from rag.labels import STOP, content, is_code, is_place, named, same, words
 from rag.lexical import LexicalIndex
 from rag.text import hangul_script, split_sentences
 from rag.units import named_units
@@ -51,6 +51,7 @@ _MEASURES = {
 _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
+_WHERE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
 # The noun after which/what, or its next word when the first qualifies it ("what daily allowance").
 _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)", re.IGNORECASE)
 _COUNTED = re.compile(r"\bhow many\s+([A-Za-z][\w-]*)|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
@@ -118,6 +119,8 @@ class CellLookup:
         found = ask.cell(tables, noun, bool(_COUNT.search(question)))
         if found and found.kind == "cell" and ask.when and not _dated(found.facts[0].value):
             found = None  # "until when is its lead's certification valid" is not the lead's name
+        if found and found.kind == "cell" and _WHERE.search(question) and not is_place(found.facts[0].column):
+            found = None  # "where is the person leading it based" is not the lead's name
         if found and found.kind == "cell" and _contradicted(found.facts[0], candidates,
                                                                 [w for w in asked if is_code(w)]):
             return None  # another document gives another figure: the pipeline shows both

@@ -30,7 +30,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from rag.answer import AnswerSegment, Source
 from rag.facts import BLANKS, number_of
-from rag.labels import STOP, content, is_code, named, same, words
+from rag.labels import STOP, content, is_code, is_place, named, same, words
 from rag.postprocessors import best_ranked
 from rag.premise_words import CODE, NOT_NAMES
 from rag.references import marked
@@ -38,6 +38,7 @@ from rag.settings import Settings
 from rag.text import NUMBER, cells, hangul_script, split_sentences, table_rows
 
 _WH = frozenset({"which", "what"})
+_WHERE_ASKED = ("where",)  # the asked words of a "where" question: any column naming a place
 _HOW = frozenset({"many", "much", "long", "old", "often", "far"})
 # What follows the asked phrase when the question reaches the asked thing through another.
 _THROUGH = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "of"})
@@ -60,6 +61,7 @@ class Bridge:
     asked: tuple[str, ...]
     line: str = ""
     held: int | None = None  # the kept chunk that already states the fact, if one does
+    given: tuple[str, ...] = ()  # the question's other words: a value they name is no asked fact
 
     @property
     def query(self) -> str:
@@ -127,7 +129,7 @@ def asked(question: str) -> Asked:
     phrase after an auxiliary or "of" ("... is the lead of", "... does the partner who").
     Korean: the word after 어느/어떤/무슨 or before 몇/얼마/무엇/어디/누구, reached through a
     possessive (책임자의)."""
-    found = words(question)
+    found = words(question.replace("’", "'").replace("'s ", " is "))  # "what's the job title"
     figure = "how" in found or any(w.startswith(("몇", "얼마")) for w in found)
     if hangul_script(question):
         head = [found[i + 1] for i, w in enumerate(found[:-1]) if w in _KO_BEFORE]
@@ -136,6 +138,11 @@ def asked(question: str) -> Asked:
         through = bool(head) and any(w.endswith("의") and len(w) > 2 and w not in head for w in found)
         return Asked(tuple(head), figure, through)
     for i, word in enumerate(found):
+        # "where" asks a place, reached through what the question describes ("the person leading")
+        if word == "where":
+            rest = found[i + 2:]  # past its auxiliary ("where is")
+            through = any(w in _THROUGH | {"who", "whoever"} or (len(w) > 4 and w.endswith("ing")) for w in rest)
+            return Asked(_WHERE_ASKED, False, through)
         if word in _WH or (word == "how" and i + 1 < len(found) and found[i + 1] in _HOW):
             rest = list(found[i + 1 + (word == "how"):])
             while rest and rest[0] in STOP and word != "how":  # "what is the fee", not "how much does"
@@ -181,6 +188,8 @@ def _entity(value: str) -> bool:
 def _asks(label: str, asked: tuple[str, ...]) -> bool:
     """Whether a column is the one asked: each asked word names a word of it ("return period" names
     return_period_years, not period_inception)."""
+    if asked == _WHERE_ASKED:
+        return is_place(label)
     own = content(label)
     return bool(asked) and all(any(same(w, a) for w in own) for a in asked)
 
@@ -219,7 +228,9 @@ def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...], asked: tupl
     """The value of the column the question names, in a row one of whose values it names."""
     filled = [(label, value) for label, value in row if value.strip().lower() not in BLANKS]
     anchor = _anchor(filled, others)
-    asked_here = any(_asks(label, asked) or _touched(value, asked) for label, value in filled)
+    # a column whose value the question gives is the anchor's ("Kraków" for its property), not the asked
+    asked_here = any((_asks(label, asked) and not _held(value, others)) or _touched(value, asked)
+                     for label, value in filled)
     if not asked or anchor is None or asked_here:
         return None
     # The relation is named by words of its own, not only by those naming the anchor's column.
@@ -281,20 +292,27 @@ class Hop:
         others = tuple(w for w in words(question) if w not in STOP and w not in want.words)
         texts = [_text(n) for n in kept]
         for text in texts:  # one row the question names holds the asked column: one document answers
-            if sum(_anchor(row, others) is not None and any(_asks(k, want.words) for k, _ in row)
+            if sum(_anchor(row, others) is not None and any(_asks(k, want.words) and not _held(v, others)
+                                                              for k, v in row)
                    for row in records(text)[0]) == 1:
                 return None
         found = None
-        for i, text in enumerate(texts[: self.chunks]):
-            rows, sentences = records(text)
-            # A row's line: the cells the question names and the entity's (its other figures are no part).
-            lines = [(e, _written([(k, v) for k, v in r if v == e or _held(v, others)]))
-                     for r in rows if (e := _row_bridge(r, others, want.words))]
-            lines += [(_sentence_bridge(s, others, want.words, want.figure), s) for s in sentences]
-            entity, line = next(((e, line) for e, line in lines if e), (None, ""))
-            if entity:
-                found = Bridge(entity, i, want.words, line)
-                break
+        read = [records(text) for text in texts[: self.chunks]]
+        # A row's line: the cells the question names and the entity's (its other figures are no part).
+        # A row's relation column names its entity outright, so a row of any of the chunks comes
+        # before a name a sentence merely holds.
+        # Of several rows, the one whose values name most of the question ("conference AV upgrade"
+        # and "Kraków", not "Kraków" alone).
+        rows = sorted(((e, r, i) for i, (rows, _) in enumerate(read) for r in rows
+                       if (e := _row_bridge(r, others, want.words))),
+                      key=lambda found: -sum(any(same(w, q) for w in words(" ".join(v for _, v in found[1])))
+                                             for q in others))
+        lines = [(e, _written([(k, v) for k, v in r if v == e or _held(v, others)]), i) for e, r, i in rows]
+        lines += [(_sentence_bridge(s, others, want.words, want.figure), s, i)
+                  for i, (_, sentences) in enumerate(read) for s in sentences]
+        entity, line, chunk = next(((e, line, i) for e, line, i in lines if e), (None, "", 0))
+        if entity:
+            found = Bridge(entity, chunk, want.words, line, given=others)
         if found is None:
             return None
         held = next((i for i, text in enumerate(texts) if i != found.chunk and self._fact(text, found)), None)
@@ -308,7 +326,8 @@ class Hop:
         written), or its sentence holding the entity and the asked words; None when none."""
         rows, sentences = records(text)
         for row in rows:
-            cells = [(k, v) for k, v in row if v and (_is(v, bridge.entity) or _asks(k, bridge.asked))]
+            cells = [(k, v) for k, v in row if v and (_is(v, bridge.entity) or _asks(k, bridge.asked))
+                     and not (_held(v, bridge.given) and not _is(v, bridge.entity))]
             entity = any(_is(v, bridge.entity) for _, v in cells)
             if entity and any(_asks(k, bridge.asked) for k, _ in cells):
                 return _written(cells)

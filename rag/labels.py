@@ -27,6 +27,17 @@ STOP = frozenset(
     "value values 값 무엇 얼마 몇 어느 어떤".split())
 
 
+# What a "where" question asks for: a column of these names a place.
+PLACES = frozenset("location place site office property properties city country address venue based base "
+                   "plant depot branch region building room hall floor campus "
+                   "위치 장소 지점 주소 소재지 근무지".split())
+
+
+def is_place(label: str) -> bool:
+    """Whether a column names a place ("property", "Office", "work_location")."""
+    return any(w in PLACES for w in words(label))
+
+
 @lru_cache(maxsize=65536)
 def words(text: str) -> tuple[str, ...]:
     """Lower-cased words, codes ("sl-05", "ft-2024-07") and numbers ("19.4") of a text, accents
@@ -44,10 +55,18 @@ def _stem(word: str) -> str:
     return stem if len(stem) >= 4 else word
 
 
+# Words a register's column and a question use for one field ("what role does she hold": job_title).
+_SAME_FIELD = [frozenset(group.split()) for group in (
+    "role position title job 직무 직책 직위", "headcount staff employees 인원 직원수")]
+_FIELD_OF = {word: group for group in _SAME_FIELD for word in group}
+
+
 def same(label_word: str, question_word: str) -> bool:
     """Whether a question's word names a label's word: codes and numbers exactly (a hyphen aside),
-    other words by their start or stem."""
+    other words by their start or stem, or a word of the same field ("role" names "title")."""
     if label_word == question_word or label_word.replace("-", "") == question_word.replace("-", ""):
+        return True
+    if question_word in _FIELD_OF.get(label_word, ()):
         return True
     if question_word.isdigit() and re.fullmatch(rf"{question_word}[a-z]+", label_word):
         return True  # "24" names the column "24m"

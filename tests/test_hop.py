@@ -128,3 +128,30 @@ def test_a_one_document_question_takes_no_hop(projects):
         assert answer.hop is None, question
         # (a cell answer returns before the hop's check)
         assert answer.timings_ms.get("hop", 0.0) < answer.timings_ms["retrieve"] / 2, answer.timings_ms
+
+
+CAPEX = """| Code | Project | Property | Lead |
+|---|---|---|---|
+| CX-01 | Lobby refurbishment | Porto | Rui Matos |
+| CX-05 | Conference AV upgrade | Porto | Ana Kowal |"""
+DIRECTORY = """| name | property | job_title |
+|---|---|---|
+| Rui Matos | Head Office | Projects Engineer |
+| Ana Kowal | Porto | Conference Sales Manager |"""
+
+
+def test_where_asks_a_place_the_row_naming_most_leads_and_a_role_is_a_title():
+    """"Where is the person leading the Porto lobby refurbishment based?": the register's Property is
+    the Porto the question gives, not the asked place, so its Lead bridges to the directory's
+    property; of two Porto rows, the one naming the project leads; "role" names job_title."""
+    where = "Where is the person leading the Porto lobby refurbishment based?"
+    assert asked(where).words == ("where",) and asked(where).through
+    assert not asked("Where is the Porto hotel?").through
+    bridge = Hop().bridge(where, chunks(CAPEX))
+    assert bridge.entity == "Rui Matos"
+    assert Hop._fact(DIRECTORY, bridge) == "name: Rui Matos; property: Head Office"
+    role = "What role does the lead of the Porto conference AV upgrade hold?"
+    bridge = Hop().bridge(role, chunks(CAPEX))
+    assert bridge.entity == "Ana Kowal"
+    assert Hop._fact(DIRECTORY, bridge) == "name: Ana Kowal; job_title: Conference Sales Manager"
+    assert asked("What's the job title of whoever leads the lobby refurbishment?").words == ("job", "title")
