@@ -141,7 +141,8 @@ def asked(question: str) -> Asked:
         # "where" asks a place, reached through what the question describes ("the person leading")
         if word == "where":
             rest = found[i + 2:]  # past its auxiliary ("where is")
-            through = any(w in _THROUGH | {"who", "whoever"} or (len(w) > 4 and w.endswith("ing")) for w in rest)
+            through = any(w in _THROUGH | {"who", "whoever"} or (len(w) > 4 and w.endswith("ing"))
+                          for w in rest)
             return Asked(_WHERE_ASKED, False, through)
         if word in _WH or (word == "how" and i + 1 < len(found) and found[i + 1] in _HOW):
             rest = list(found[i + 1 + (word == "how"):])
