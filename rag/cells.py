@@ -88,23 +88,29 @@ class CellLookup:
         section = settings.facts
         return cls(store.lexical, section.enabled, section.min_share, section.top_chunks)
 
-    def answer(self, question: str, candidates: Sequence[NodeWithScore]) -> CellAnswer | None:
+    def answer(self, question: str, candidates: Sequence[NodeWithScore],
+               lifted: frozenset[str] = frozenset()) -> CellAnswer | None:
+        """The cell answer, or None. `lifted`: the chunks currency ranked above the chunks of the
+        documents they supersede or correct (rag/currency.py): each widens the best-ranked window
+        by one, so an erratum's prose put first does not push the table asked out of it."""
         if not self.enabled or not candidates or _WHY.search(question):
             return None  # a reason is never a cell
+        window = self.top_chunks + sum(c.node.node_id in lifted
+                                       for c in candidates[: self.top_chunks + len(lifted)])
         asked = [w for w in words(question) if w not in STOP]
         # "in-service" names the column "in_service" (whose "in" is a stop word): its parts too
         asked += [part for w in asked if "-" in w and not is_code(w)
                   for part in w.split("-") if part not in STOP]
         if _WHEN.search(question):
             asked += ["date", "날짜", "일자"]
-        tables = _held_codes(self._tables(candidates), asked)
+        tables = _held_codes(self._tables(candidates, window), asked)
         top = [t for t in tables if t.top]
         if not top:
             return None
         # A question naming no row (which is highest, how many) reads the tables of the
         # best-ranked chunk that holds any; one naming a row and a column, any of the top chunks'.
         lead = next(filter(None, ([t for t in top if node.node.node_id in {f.chunk_id for f in t.facts}]
-                                  for node in candidates[: self.top_chunks])), [])
+                                  for node in candidates[:window])), [])
         ask = _Question(tuple(asked), self.min_share, hangul_script(question), bool(_WHEN.search(question)))
         labels = [label.lower() for t in tables for label in (*t.rows, *t.columns)]
         extreme = next(((kind, m.group().lower()) for kind, pattern in (("max", _MAX), ("min", _MIN))
@@ -136,11 +142,11 @@ class CellLookup:
             return ask.select(lead)
         return found
 
-    def _tables(self, candidates: Sequence[NodeWithScore]) -> list[FactTable]:
-        """The tables of the candidates' documents, each marked whether one of the `top_chunks`
-        best candidates holds a part of it (a table split over chunks counts whole)."""
+    def _tables(self, candidates: Sequence[NodeWithScore], window: int) -> list[FactTable]:
+        """The tables of the candidates' documents, each marked whether one of the `window` best
+        candidates holds a part of it (a table split over chunks counts whole)."""
         nodes = [c.node for c in candidates]
-        top = {n.node_id for n in nodes[: self.top_chunks]}
+        top = {n.node_id for n in nodes[:window]}
         meta: dict[str, dict] = {}
         for node in nodes:
             meta.setdefault(str(node.metadata.get("doc", "")), node.metadata)

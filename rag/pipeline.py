@@ -144,7 +144,10 @@ class RagPipeline:
             hits = retrieved(self.current_retriever(metadata_filters(allowed, where)), query.queries)
             return best_ranked(reranker, hits, query.queries)[0]
 
+        before = {node.node.node_id: i for i, node in enumerate(ranked)}
         ranked = self.current.prefer(ranked, keep, newer)  # a newer version or erratum above the older
+        lifted = frozenset(node.node.node_id for i, node in enumerate(ranked)  # moved up, or fetched
+                           if before.get(node.node.node_id, i + 1) > i)
         top = ranked[:keep]
         lap("currency")
         language = self.language(query.asked)  # answered, or refused, in the asker's language
@@ -175,7 +178,7 @@ class RagPipeline:
             return answered(self.refusal(language), Source.listed(top), "retrieval")
 
         # A question that names a table's row and column is answered from the cell, no LLM call.
-        cell = next(filter(None, (self.cells.answer(q, ranked) for q in query.queries)), None)
+        cell = next(filter(None, (self.cells.answer(q, ranked, lifted) for q in query.queries)), None)
         lap("cells")
         if cell is not None:
             return answered(*self._cited_cells(cell, ranked), mode="cells")

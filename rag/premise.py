@@ -122,6 +122,9 @@ class PremiseCheck:
             verdict = self._qualifiers(question, texts, language)
         if verdict.holds and self.entities and not _yes_no(question) and (row := swapped(question, texts)):
             verdict = _swapped(*row, language)  # "the 400 bar bench at Linz": the row says Brno
+        if verdict.holds and self.entities and names and language == "en" \
+                and (kind := _other_kind(question, texts)):
+            verdict = self._absent(kind, language)  # "a rental car" where the policy pays for your own car
         return verdict
 
     def contradicts(self, sentence: str, text: str) -> bool:
@@ -330,6 +333,36 @@ def _outranked(question: str, match: re.Match[str], greater: bool, texts: Sequen
             message = f"The documents give {top} the {asked} {measured} ({shown}), not {name}."
         return PremiseVerdict(False, "contradicted", message, "; ".join(f"{k}: {v}" for k, v in best.items()))
     return STATED
+
+
+_PAIR = re.compile(r"\b([a-z]{3,})\s+([a-z]{3,})\b")
+# Words that qualify no kind: superlatives, adverbs, participles, wh-words ("the largest",
+# "still open", "signed off", "whoever leads").
+_NO_KIND = re.compile(r"(?:est|ly|ed|ing)$|^(?:wh|most|least|best|worst|top|more|less|many|much|next|last|"
+                      r"first|still|just|also|even|never|ever|already|only|again|very|not|now|then)$|^wh")
+_LATIN = re.compile(r"[A-Za-z]+")
+
+
+def _other_kind(question: str, texts: Sequence[str]) -> str:
+    """"rental car" when the evidence speaks of a car only as another kind ("your own car") and
+    nowhere of rentals: the question asks about a kind of thing the documents do not cover (a
+    near miss), not a paraphrase of one they do. Both words lower case (no name), neither a stop
+    word nor an adverb, the qualifier's stem in no evidence text, the noun's always after
+    another word that is no stop word. "" where none."""
+    words = [w.lower() for text in texts for w in _LATIN.findall(text)]
+    stems = {_stem(w) for w in words}
+    for match in _PAIR.finditer(question):
+        qualifier, noun = match.groups()
+        if {qualifier, noun} & STOP or _NO_KIND.search(qualifier) or _stem(qualifier) in stems:
+            continue
+        before = [words[i - 1] for i, w in enumerate(words) if i and _stem(w) == _stem(noun)]
+        if before and all(b not in STOP | _ARTICLES and _stem(b) != _stem(qualifier) for b in before):
+            return match.group()
+    return ""
+
+
+_ARTICLES = frozenset("the a an your our their his her its this that these those each every per for with "
+                      "and or by from".split())
 
 
 def _yes_no(question: str) -> bool:

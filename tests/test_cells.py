@@ -236,3 +236,16 @@ def test_a_count_of_the_rows_a_yes_no_column_marks(tables):
     ticketed = ask(tables, "How many events in the register are ticketed?")
     assert ticketed.kind == "count" and ticketed.text.split(", ")[1].startswith("3 rows")
     assert {f.row for f in ticketed.facts} == {"EV-13", "EV-31", "EV-131"}
+
+
+def test_a_chunk_currency_lifted_widens_the_best_ranked_window(tables):
+    """An erratum's prose that currency ranked first (rag/currency.py) does not push the table asked
+    out of the `top_chunks` window: each lifted chunk widens it by one."""
+    question = "Which property had the highest average daily rate in Q4 2024?"
+    lookup, found = lookup_for(tables, question)
+    erratum = prose("Correction 1 - Riga occupancy. Printed: 74.5%. Correct: 75.4%.", "kpi-erratum.txt")
+    others = [prose("Guest NPS is surveyed after every stay.", f"survey-{i}.md") for i in range(2)]
+    ranked = [erratum, *others, *found]
+    assert lookup.answer(question, ranked) is None
+    lifted = lookup.answer(question, ranked, frozenset({erratum.node.node_id}))
+    assert lifted.kind == "max" and "Riga" in lifted.text

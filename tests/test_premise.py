@@ -257,3 +257,25 @@ def test_a_row_the_question_gives_another_rows_value_is_contradicted(check, ques
     if not holds:
         assert verdict.status == "contradicted" and verdict.message == (
             "The documents give Brno as the plant of Hydraulic test bench 400 bar, not Linz.")
+
+
+TRAVEL = [
+    "[1] travel-expenses-policy.docx: Mileage and taxis (Title: Travel and expenses policy)\n"
+    "If you use your own car on company business, mileage is paid at EUR 0.36 per km.\n"
+    "Taxis and ride-hailing are reimbursed when public transport is not practical.\n"
+    "The daily allowance covers meals: EUR 45 per day in Europe.",
+]
+
+
+@pytest.mark.parametrize(("question", "holds"), [
+    # the policy speaks of a car only as your own: a rental car is a kind it does not cover
+    ("What's the daily limit for a rental car on a business trip?", False),
+    ("What mileage is paid when I use my own car?", True),
+    ("How much is paid per km if I drive my car for work?", True),  # no other kind named
+    ("What is the largest daily allowance in Europe?", True),  # a superlative is no kind
+])
+def test_a_kind_the_evidence_never_qualifies_its_noun_with_is_absent(check, question, holds):
+    verdict = check.check(question, TRAVEL)
+    assert verdict.holds is holds, verdict
+    if not holds:
+        assert verdict.message == "The documents say nothing about rental car."
