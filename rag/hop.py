@@ -38,6 +38,7 @@ from rag.settings import Settings
 from rag.text import NUMBER, cells, hangul_script, split_sentences, table_rows
 
 _WH = frozenset({"which", "what"})
+_WH_IS = re.compile(r"\b(what|who|where|which|how)['’]s\b", re.IGNORECASE)
 _WHERE_ASKED = ("where",)  # the asked words of a "where" question: any column naming a place
 _HOW = frozenset({"many", "much", "long", "old", "often", "far"})
 # What follows the asked phrase when the question reaches the asked thing through another.
@@ -129,7 +130,7 @@ def asked(question: str) -> Asked:
     phrase after an auxiliary or "of" ("... is the lead of", "... does the partner who").
     Korean: the word after 어느/어떤/무슨 or before 몇/얼마/무엇/어디/누구, reached through a
     possessive (책임자의)."""
-    found = words(question.replace("’", "'").replace("'s ", " is "))  # "what's the job title"
+    found = words(_WH_IS.sub(r"\1 is", question))  # "what's the job title"; "Kraków's" stays a possessive
     figure = "how" in found or any(w.startswith(("몇", "얼마")) for w in found)
     if hangul_script(question):
         head = [found[i + 1] for i, w in enumerate(found[:-1]) if w in _KO_BEFORE]

@@ -155,3 +155,4 @@ def test_where_asks_a_place_the_row_naming_most_leads_and_a_role_is_a_title():
     assert bridge.entity == "Ana Kowal"
     assert Hop._fact(DIRECTORY, bridge) == "name: Ana Kowal; job_title: Conference Sales Manager"
     assert asked("What's the job title of whoever leads the lobby refurbishment?").words == ("job", "title")
+    assert not asked("What was Porto's occupancy in Q3 2024?").through  # a possessive, not "is"
