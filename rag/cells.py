@@ -54,6 +54,8 @@ _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
 _WHERE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
 # The noun after which/what, or its next word when the first qualifies it ("what daily allowance").
 _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)", re.IGNORECASE)
+_WHO = re.compile(r"\bwho\s+(?:is|was|are|were)\s+the\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
+                  re.IGNORECASE)
 _COUNTED = re.compile(r"\bhow many\s+([A-Za-z][\w-]*)|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
 _KEY_LINE = re.compile(r"^[\w\[\]-]+(?:[._][\w\[\]-]+)*:\s")  # a JSON field's line ("clauses.hours: 72")
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
@@ -122,7 +124,9 @@ class CellLookup:
             return ask.extreme(extreme[0], top if time else lead, measure, time)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).split()[0].lower() not in STOP), None)
-        found = ask.cell(tables, noun, bool(_COUNT.search(question)))
+        who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
+        found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
+                         every=bool(who) and not noun)
         if found and found.kind == "cell" and ask.when and not _dated(found.facts[0].value):
             found = None  # "until when is its lead's certification valid" is not the lead's name
         if found and found.kind == "cell" and _WHERE.search(question) and not is_place(found.facts[0].column):
@@ -334,10 +338,12 @@ class _Question:
         best = [row for row in holding if share[row] == most]
         return best if len(best) == 1 and (most > 0 or len(holding) == 1) else []
 
-    def cell(self, tables: Sequence[FactTable], noun: str | None, count: bool) -> CellAnswer | None:
+    def cell(self, tables: Sequence[FactTable], noun: str | None, count: bool,
+             every: bool = False) -> CellAnswer | None:
         """The cell of the one row and column named, in the tables whose subject the question names
         best; None when those give two values, or when the question asks for a thing its row and
-        column do not name ("in which office is the lead": not the lead)."""
+        column do not name ("in which office is the lead": not the lead; `every` word of the
+        noun for "who is the lead reinsurer")."""
         picked: list[tuple[int, FactTable, Fact]] = []
         for table in tables:
             rows = self.best(table.rows, table.aliases)
@@ -362,7 +368,7 @@ class _Question:
         nouns = noun.split()[:1] + [w for w in noun.split()[1:2] if w not in STOP] if noun else []
         # the row, the column, or the table's own heading ("3. Per diem allowances")
         named_by = table.context(fact, subject=False) | set(words(fact.section.split(">")[-1]))
-        if nouns and not any(same(w, n) for w in named_by for n in nouns):
+        if nouns and not (all if every else any)(any(same(w, n) for w in named_by) for n in nouns):
             return None
         row, column, subject = label_text(fact.row), fact.column, table.subject
         row = f"{table.label} {row}" if row.isdigit() and table.label else row  # "layer 2", not "2"

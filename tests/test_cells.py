@@ -186,6 +186,7 @@ def test_when_asks_a_date(tables):
     assert ask(tables, "Until when is the certificate of the lead of CMP-044 valid?") is None
     assert "Ota Kral" in ask(tables, "Who is the lead of CMP-044?").text  # the same cell, asked as a name
     assert ask(tables, "Where is the lead of CMP-044 based?") is None  # a place, not the lead's name
+    assert ask(tables, "Who is the lead auditor of CMP-044?") is None  # the lead is no auditor
 
 
 def test_a_count_stated_in_prose_of_the_table_document_is_left_to_the_pipeline(tables):
