@@ -20,7 +20,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer, is_refusal
 from rag.asked import lacks
-from rag.cells import CellAnswer, CellLookup
+from rag.cells import CellLookup
 from rag.compose import Composer, notice
 from rag.conflicts import ConflictFinder, restated, said
 from rag.context import ContextBuilder, Evidence, Widening
@@ -34,6 +34,7 @@ from rag.references import ReferenceMatcher, marked
 from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
 from rag.retrieval import check_filters, hybrid_retriever, lexical_version, metadata_filters, retrieved
 from rag.support import support_scorer
+from rag.table_question import CellAnswer
 from rag.settings import Settings
 from rag.store import Store, spread_sample, stored_nodes
 

@@ -1,0 +1,297 @@
+"""A question read against the tables of the candidate documents (rag/cells.py picks the tables
+and guards the answer): which row and column it names (`best`, `columns`, `keyed`), and the cell,
+the highest or lowest row, the count or the one row it asks for, each a `CellAnswer` of one
+sentence in the question's language and the facts it rests on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rag.fact_tables import FactTable, label_text
+from rag.facts import Fact, value_unit
+from rag.labels import STOP, content, is_code, named, same, words
+from rag.places import dates
+
+# Columns that hold "the" value of a measure named by the row: the default when no column is named.
+_GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
+# A yes/no column's spellings: a count of the rows it marks ("are mandatory") reads the yes side.
+_YES = frozenset({"yes", "y", "true", "x", "✓", "✔", "예", "o"})
+_NO = frozenset({"no", "n", "false", "-", "아니오", "아니요"})
+
+
+@dataclass(frozen=True)
+class CellAnswer:
+    """An answer computed from cells: its kind, one sentence in the question's language, and the
+    cells it rests on (each with its chunk id, for the citation)."""
+
+    kind: Literal["cell", "blank", "max", "min", "count"]
+    text: str
+    facts: tuple[Fact, ...]
+
+
+def _conditions(named_values: Sequence[tuple[str, str]], korean: bool) -> str:
+    """"plant Brno and status in repair"; "plant 값이 Brno, status 값이 in repair"."""
+    if korean:
+        return ", ".join(f"{column} 값이 {value}" for column, value in named_values)
+    return " and ".join(f"{column} {value}" for column, value in named_values)
+
+
+def _date_order(value: str) -> tuple[int, int, int] | None:
+    """A cell's one full date as (year, month, day), for ordering; None for any other cell."""
+    found = dates(value)
+    if len(found) != 1 or None in found[0][0]:
+        return None
+    return found[0][0]
+
+
+def dated(value: str) -> bool:
+    """A date or a year: what a "when" question asks."""
+    return bool(dates(value) or re.fullmatch(r"\s*(?:19|20)\d\d\s*", value))
+
+
+def _shown(fact: Fact) -> str:
+    """The value with its unit, when the cell alone does not carry it."""
+    return fact.value if not fact.unit or value_unit(fact.value) else f"{fact.value} {fact.unit}"
+
+
+@dataclass(frozen=True)
+class TableQuestion:
+    """The question's words and language, and what it asks of the tables."""
+
+    asked: tuple[str, ...]
+    min_share: float
+    korean: bool
+    when: bool = False  # the question asks when
+
+    def best(self, labels: Sequence[str], names: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+        """The labels named best (ties kept), each named whole or by a word the other labels lack;
+        a row is named by any of its names."""
+        names = names or {}
+        holding = Counter(w for label in labels  # how many labels hold each word
+                          for w in {w for n in names.get(label, (label,)) for w in content(n)})
+        scored = []
+        for label in labels:
+            share, plain, hits = max((named(n, self.asked) for n in names.get(label, (label,))),
+                                     key=lambda named: (*named[:2], len(named[2])))
+            distinct = share == 1 or any(holding[h] == 1 for h in hits)  # no other label holds it
+            if max(share, plain) >= self.min_share and distinct:
+                scored.append(((share, plain, len(hits)), label))  # more words named: more specific
+        top = max((s for s, _ in scored), default=None)
+        return [label for s, label in scored if s == top]
+
+    def columns(self, table: FactTable, row: str) -> list[str]:
+        """The columns the question names (not those whose value in this row it states: "the
+        TR-106 Reinsurance structuring course" asks no course), else the one generic column."""
+        stated = {f.column for f in table.facts if f.row == row and f.number is None and not f.blank
+                  and named(f.value, self.asked)[0] == 1}
+        columns = [c for c in table.columns if c not in stated]
+        chosen = self.best(columns)
+        if chosen:
+            return chosen
+        if self.when and is_code(row.lower()) and row.lower() in self.asked:
+            # "when was PMP-2023-118 put into service": the one date of a row the question names by
+            # its code (a row named by words may be the subject of another date: "the final report
+            # of the Tern Harbour review")
+            with_date = [c for c in columns
+                         if any(f.row == row and f.column == c and dated(f.value) for f in table.facts)]
+            if len(with_date) == 1:
+                return with_date
+        generic = [c for c in columns if not c or set(words(c)) & _GENERIC]
+        return generic if len(generic) == 1 else (columns if len(columns) == 1 else [])
+
+    def subject_hits(self, table: FactTable, tables: Sequence[FactTable]) -> int:
+        """How many of the question's words name this table's subject, and its document's name
+        (counted again), and not every table's."""
+        def holds(t: FactTable, q: str, name: bool) -> bool:
+            return any(same(w, q) for w in (t.name_words if name else t.subject_words))
+        return sum(holds(table, q, name) and not all(holds(t, q, name) for t in tables)
+                   for q in self.asked for name in (False, True))
+
+    def keyed(self, table: FactTable) -> list[str]:
+        """A JSON record's row (its key path's parent) for the one key the question names whole: a
+        path is the file's structure, which a question rarely names ("the express surcharge" is
+        `pricing.express_surcharge_pct`); of several rows holding that key, the one whose path the
+        question names most ("executive double in Kraków": `properties.krakow.rates_per_night`)."""
+        keys = [c for c in self.best(table.columns) if c and named(c, self.asked)[0] == 1]
+        if len(keys) != 1:
+            return []
+        holding = list(dict.fromkeys(f.row for f in table.facts if f.column == keys[0]))
+        share = {row: named(row, self.asked)[0] for row in holding}
+        most = max(share.values(), default=0.0)
+        best = [row for row in holding if share[row] == most]
+        return best if len(best) == 1 and (most > 0 or len(holding) == 1) else []
+
+    def cell(self, tables: Sequence[FactTable], noun: str | None, count: bool,
+             every: bool = False) -> CellAnswer | None:
+        """The cell of the one row and column named, in the tables whose subject the question names
+        best; None when those give two values, or when the question asks for a thing its row and
+        column do not name ("in which office is the lead": not the lead; `every` word of the
+        noun for "who is the lead reinsurer")."""
+        picked: list[tuple[int, FactTable, Fact]] = []
+        for table in tables:
+            rows = self.best(table.rows, table.aliases)
+            if len(rows) != 1 and table.key.startswith("#"):
+                rows = self.keyed(table)
+            columns = self.columns(table, rows[0]) if len(rows) == 1 else []
+            if len(columns) == 1:
+                picked += [(self.subject_hits(table, tables), table, f) for f in table.facts
+                           if f.row == rows[0] and f.column == columns[0]]
+        most = max((hits for hits, _, _ in picked), default=0)
+        picked = [(hits, table, f) for hits, table, f in picked if hits == most]
+        if any(f.column for _, _, f in picked):  # a row and a column named beat a lone field ("programme")
+            picked = [(hits, table, f) for hits, table, f in picked if f.column]
+        if len({(f.value, f.unit) for _, _, f in picked}) != 1:
+            return None  # none, or two cells that differ: the normal pipeline answers
+        picked = [(hits, table, f) for hits, table, f in picked if table.top]
+        if not picked:
+            return None
+        _, table, fact = picked[0]
+        if count and not fact.blank and fact.number is None:
+            return None  # "how many" is answered by a figure
+        nouns = noun.split()[:1] + [w for w in noun.split()[1:2] if w not in STOP] if noun else []
+        # the row, the column, or the table's own heading ("3. Per diem allowances")
+        named_by = table.context(fact, subject=False) | set(words(fact.section.split(">")[-1]))
+        if nouns and not (all if every else any)(any(same(w, n) for w in named_by) for n in nouns):
+            return None
+        row, column, subject = label_text(fact.row), fact.column, table.subject
+        row = f"{table.label} {row}" if row.isdigit() and table.label else row  # "layer 2", not "2"
+        facts = tuple(f for _, _, f in picked)
+        if fact.blank:
+            text = (f"표에는 {subject}의 {row} {column} 값이 없습니다." if self.korean
+                    else f"The table gives no value for {column or row} of {row} in {subject}.")
+            return CellAnswer("blank", text, facts)
+        cell = row if not column or set(words(column)) & _GENERIC else f"{row} ({column})"
+        text = (f"{subject}의 {cell} 값은 {_shown(fact)}입니다." if self.korean
+                else f"In {subject}, {cell} is {_shown(fact)}.")
+        return CellAnswer("cell", text, facts)
+
+    def extreme(self, kind: Literal["max", "min"], tables: Sequence[FactTable],
+                measure: frozenset[str] = frozenset(), time: bool = False) -> CellAnswer | None:
+        """The row of the highest (lowest) figure in the column the question names (or else the
+        one column of the `measure` the superlative implies), in one table, among the rows
+        holding a value the question names ("which Karrow engagement") if any; of the latest
+        (earliest) date where the superlative is one of `time` (or else the table's one date
+        column); None when the question names a row itself (it asks about that row, not for one)."""
+        found = []
+
+        def order(fact: Fact) -> float | tuple[int, int, int] | None:
+            return _date_order(fact.value) if time else fact.number
+
+        for table in tables:
+            ordered = {f.column for f in table.facts if order(f) is not None}  # "English-language" names
+            columns = [c for c in self.best(table.columns) if c in ordered] or [  # a filter, not a measure
+                c for c in table.columns if c in ordered and set(words(c)) & measure]
+            named_column = bool(columns)
+            if not columns and time and len(ordered) == 1:
+                columns = sorted(ordered)  # "which asset is the oldest": the table's one date
+            if len(columns) != 1 or self.best(table.rows, table.aliases):
+                continue
+            chosen = {f.row for _, named_values, cells in self.value_matches([table])
+                      if all(column != columns[0] for column, _ in named_values) for f in cells}
+            cells = [f for f in table.facts if f.column == columns[0] and order(f) is not None
+                     and (not chosen or f.row in chosen)]
+            if len({f.row for f in cells}) >= 2:
+                found.append((named_column, table, cells))
+        # a table whose column the question names before one whose only date it is; two: no answer
+        found = [(table, cells) for named_column, table, cells in found
+                 if named_column or not any(n for n, _, _ in found)]
+        if len(found) != 1:
+            return None
+        table, cells = found[0]
+        best = (max if kind == "max" else min)(order(f) for f in cells)
+        top = [f for f in cells if order(f) == best]
+        if len(top) > 1:
+            return None
+        fact = top[0]
+        row = table.shown(fact.row)
+        if self.korean:
+            word = ("가장 최근인" if kind == "max" else "가장 이른") if time else (
+                "가장 높은" if kind == "max" else "가장 낮은")
+            text = f"{table.subject}에서 {fact.column} 값이 {word} 것은 {row}({_shown(fact)})입니다."
+        else:
+            word = ("latest" if kind == "max" else "earliest") if time else (
+                "highest" if kind == "max" else "lowest")
+            text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact)}."
+        return CellAnswer(kind, text, (fact,))
+
+    def value_matches(self, tables: Sequence[FactTable]
+                      ) -> list[tuple[FactTable, list[tuple[str, str]], list[Fact]]]:
+        """Per table, the columns whose word values the question names (the named columns, if
+        any of them hold one), as (table, [(column, the value named)], the first column's cells
+        of the rows holding a named value in every such column): "how many assets at Brno are
+        in repair" is plant Brno and status "in repair". A list cell ("hydraulic testing; PLC
+        programming") holds each of its items."""
+        found = []
+        for table in (t for t in tables if len(t.rows) > 1):
+            by_column: dict[str, list[tuple[Fact, str]]] = {}
+            flags = {c for c in table.columns if c and named(c, self.asked)[0] == 1 and all(
+                f.value.strip().lower() in _YES | _NO for f in table.facts if f.column == c and not f.blank)}
+            for fact in table.facts:  # words, in a column (a JSON key of its own has none)
+                worded = fact.column and fact.number is None and not fact.blank
+                if fact.column in flags:  # "how many courses are mandatory": Mandatory is "Yes"
+                    if fact.value.strip().lower() in _YES:
+                        by_column.setdefault(fact.column, []).append((fact, fact.value.strip()))
+                elif worded and (item := self._named_item(fact.value)):
+                    by_column.setdefault(fact.column, []).append((fact, item))
+            for column, hits in by_column.items():  # the value named most fully: "hydraulic testing",
+                most = max(len(content(item)) for _, item in hits)  # not "hydraulics"
+                by_column[column] = [(f, item) for f, item in hits if len(content(item)) == most]
+            columns = [c for c in self.best(table.columns) if c in by_column] or list(by_column)
+            if not columns or any(len({item.lower() for _, item in by_column[c]}) != 1 for c in columns):
+                continue  # two values named in one column: "Brno or Linz" is no one condition
+            rows = set.intersection(*({f.row for f, _ in by_column[c]} for c in columns))
+            cells = [f for f, _ in by_column[columns[0]] if f.row in rows]
+            if cells:
+                found.append((table, [(c, by_column[c][0][1]) for c in columns], cells))
+        return found
+
+    def _named_item(self, value: str) -> str:
+        """The value, or the item of a list cell, that the question names."""
+        items = [i.strip() for i in value.split(";")] if ";" in value else [value]
+        return next((i for i in items if content(i) and named(i, self.asked)[0] == 1), "")
+
+    def count(self, tables: Sequence[FactTable], noun: str | None = None,
+              top: Sequence[FactTable] = ()) -> CellAnswer | None:
+        """How many rows of one table hold the value the question names in one column; with no
+        value named, how many rows the one table (of `tables`, else of the `top` chunks' tables)
+        has whose row labels' header is the counted `noun` ("how many layers does the programme
+        have": its rows under "layer")."""
+        # A question naming a row ("how many people work at the Brno plant") asks about that row.
+        found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows, hit[0].aliases)]
+        if not found and noun:
+            counted = next(filter(None, ([t for t in group if len(t.rows) > 1
+                                          and any(same(w, noun) for w in content(t.label))]
+                                         for group in (tables, top))), [])
+            if len(counted) != 1:
+                return None
+            table, n = counted[0], len(counted[0].rows)
+            text = (f"{table.subject}에는 {table.label} {n}개가 있습니다 ({table.listed(table.rows)})."
+                    if self.korean else
+                    f"{table.subject} lists {n} {table.label}{'s' * (n != 1)}: {table.listed(table.rows)}.")
+            return CellAnswer("count", text, tuple({f.row: f for f in table.facts[::-1]}.values())[::-1])
+        if len(found) != 1:
+            return None
+        table, named_values, cells = found[0]
+        n, rows = len(cells), table.listed([f.row for f in cells])
+        text = (f"{table.subject}에서 {_conditions(named_values, True)}인 행은 {n}개입니다 ({rows})."
+                if self.korean else
+                f"In {table.subject}, {n} row{'s' * (n != 1)} {'have' if n != 1 else 'has'} "
+                f"{_conditions(named_values, False)}: {rows}.")
+        return CellAnswer("count", text, tuple(cells))
+
+    def select(self, tables: Sequence[FactTable]) -> CellAnswer | None:
+        """"Which test failed?": the one row holding the value the question names, in a table none
+        of whose rows the question names ("which region is RO-2024-02 for" asks for no row)."""
+        found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows, hit[0].aliases)]
+        if len(found) != 1 or len(found[0][2]) != 1:
+            return None
+        table, named_values, (fact,) = found[0]
+        row = table.shown(fact.row)
+        text = (f"{table.subject}에서 {_conditions(named_values, True)}인 것은 {row}입니다." if self.korean
+                else f"In {table.subject}, {row} has {_conditions(named_values, False)}.")
+        return CellAnswer("cell", text, (fact,))
