@@ -61,6 +61,12 @@ class FactTable:
         return list(dict.fromkeys(f.column for f in self.facts))
 
     @property
+    def fields(self) -> bool:
+        """Whether it holds a JSON document's `path: value` fields ("#pricing", rows the paths'
+        parents), not rows of a table ("#/tables/0|...", "#/layers")."""
+        return self.key.startswith("#") and not {"/", "|"} & set(self.key)
+
+    @property
     def label(self) -> str:
         """The header of its row labels' column ("layer"), "" where it has none."""
         return self.key.partition("|")[2].split("|")[0].strip()

@@ -135,7 +135,7 @@ class TableQuestion:
         picked: list[tuple[int, FactTable, Fact]] = []
         for table in tables:
             rows = self.best(table.rows, table.aliases)
-            if len(rows) != 1 and table.key.startswith("#"):
+            if len(rows) != 1 and table.fields:
                 rows = self.keyed(table)
             columns = self.columns(table, rows[0]) if len(rows) == 1 else []
             if len(columns) == 1:

@@ -12,6 +12,7 @@ from llama_index.core.schema import QueryBundle
 
 from ingestion.pipeline import ingest
 from rag.cells import CellLookup
+from rag.facts import Fact
 from rag.models import build_embedding
 from rag.postprocessors import build_rerank_stage
 from rag.retrieval import hybrid_retriever
@@ -250,3 +251,29 @@ def test_a_chunk_currency_lifted_widens_the_best_ranked_window(tables):
     assert lookup.answer(question, ranked) is None
     lifted = lookup.answer(question, ranked, frozenset({erratum.node.node_id}))
     assert lifted.kind == "max" and "Riga" in lifted.text
+
+
+def test_only_a_json_documents_fields_answer_by_their_key_alone():
+    """A JSON document's `path: value` fields may be named by the key alone (the path is structure);
+    a table's rows must be named: "What is a load limiter?" names the column Limit and half the
+    row "Femur load", which asks for no cell."""
+    from rag.fact_tables import FactTable
+    from rag.labels import STOP, words
+    from rag.table_question import TableQuestion
+
+    def table(key: str, cells: list[tuple[str, str, str]]) -> FactTable:
+        facts = [Fact("d.x", "d-0", key, row, column, value, float(value), "", None, None, "")
+                 for row, column, value in cells]
+        return FactTable.of("d.x", key, facts, [], True)
+
+    def cell(question: str, tables: list[FactTable]):
+        asked = tuple(w for w in words(question) if w not in STOP)
+        return TableQuestion(asked, 0.75, False).cell(tables, None, False)
+
+    crash = table("#/tables/0|Measure | Value | Limit", [
+        ("Femur load", "Value", "5.1"), ("Femur load", "Limit", "9.07"),
+        ("Chest deflection", "Value", "31"), ("Chest deflection", "Limit", "42")])
+    assert cell("What is a load limiter?", [crash]) is None
+    pricing = table("#pricing", [("pricing", "express_surcharge_pct", "35"),
+                                 ("pricing", "minimum_fee", "90")])
+    assert "35" in cell("What express surcharge applies?", [pricing]).text
