@@ -336,6 +336,9 @@ def _outranked(question: str, match: re.Match[str], greater: bool, texts: Sequen
 
 
 _PAIR = re.compile(r"\b([a-z]{3,})\s+([a-z]{3,})\b")
+# Function words that name no thing ("how long after first contact", "how long must dummies").
+_FUNCTION = frozenset("after before since until during must can could will would shall should may might "
+                      "long often far soon ago how".split())
 # Words that qualify no kind: superlatives, adverbs, participles, wh-words ("the largest",
 # "still open", "signed off", "whoever leads").
 _NO_KIND = re.compile(r"(?:est|ly|ed|ing)$|^(?:wh|most|least|best|worst|top|more|less|many|much|next|last|"
@@ -353,7 +356,7 @@ def _other_kind(question: str, texts: Sequence[str]) -> str:
     stems = {_stem(w) for w in words}
     for match in _PAIR.finditer(question):
         qualifier, noun = match.groups()
-        if {qualifier, noun} & STOP or _NO_KIND.search(qualifier) or _stem(qualifier) in stems:
+        if {qualifier, noun} & (STOP | _FUNCTION) or _NO_KIND.search(qualifier) or _stem(qualifier) in stems:
             continue
         before = [words[i - 1] for i, w in enumerate(words) if i and _stem(w) == _stem(noun)]
         if before and all(b not in STOP | _ARTICLES and _stem(b) != _stem(qualifier) for b in before):

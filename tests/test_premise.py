@@ -279,3 +279,11 @@ def test_a_kind_the_evidence_never_qualifies_its_noun_with_is_absent(check, ques
     assert verdict.holds is holds, verdict
     if not holds:
         assert verdict.message == "The documents say nothing about rental car."
+
+
+def test_function_words_name_no_kind(check):
+    """"how long after first contact": "after" follows a figure in the evidence, but "long after"
+    is no kind of thing."""
+    crash = ["[1] FT-2024-07.pptx: Restraints (Title: FT-2024-07)\n"
+             "The driver airbag deployed 14 ms after first contact."]
+    assert check.check("How long after first contact did the driver airbag deploy?", crash).holds
