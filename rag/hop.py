@@ -226,6 +226,12 @@ def _written(row: list[tuple[str, str]]) -> str:
     return "; ".join(f"{label}: {value}" if label else value for label, value in row if value)
 
 
+def _naming(row: list[tuple[str, str]], question: tuple[str, ...]) -> int:
+    """How many of the question's words the row's values name."""
+    values = words(" ".join(value for _, value in row))
+    return sum(any(same(w, q) for w in values) for q in question)
+
+
 def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...], asked: tuple[str, ...]) -> str | None:
     """The value of the column the question names, in a row one of whose values it names."""
     filled = [(label, value) for label, value in row if value.strip().lower() not in BLANKS]
@@ -298,25 +304,22 @@ class Hop:
                                                               for k, v in row)
                    for row in records(text)[0]) == 1:
                 return None
-        found = None
         read = [records(text) for text in texts[: self.chunks]]
         # A row's line: the cells the question names and the entity's (its other figures are no part).
         # A row's relation column names its entity outright, so a row of any of the chunks comes
-        # before a name a sentence merely holds.
-        # Of several rows, the one whose values name most of the question ("conference AV upgrade"
-        # and "Kraków", not "Kraków" alone).
-        rows = sorted(((e, r, i) for i, (rows, _) in enumerate(read) for r in rows
-                       if (e := _row_bridge(r, others, want.words))),
-                      key=lambda found: -sum(any(same(w, q) for w in words(" ".join(v for _, v in found[1])))
-                                             for q in others))
-        lines = [(e, _written([(k, v) for k, v in r if v == e or _held(v, others)]), i) for e, r, i in rows]
+        # before a name a sentence merely holds; of several rows, the one whose values name most of
+        # the question ("conference AV upgrade" and "Kraków", not "Kraków" alone).
+        bridged = sorted(((e, row, i) for i, (rows, _) in enumerate(read) for row in rows
+                          if (e := _row_bridge(row, others, want.words))),
+                         key=lambda bridge: -_naming(bridge[1], others))
+        lines = [(e, _written([(k, v) for k, v in row if v == e or _held(v, others)]), i)
+                 for e, row, i in bridged]
         lines += [(_sentence_bridge(s, others, want.words, want.figure), s, i)
                   for i, (_, sentences) in enumerate(read) for s in sentences]
         entity, line, chunk = next(((e, line, i) for e, line, i in lines if e), (None, "", 0))
-        if entity:
-            found = Bridge(entity, chunk, want.words, line, given=others)
-        if found is None:
+        if not entity:
             return None
+        found = Bridge(entity, chunk, want.words, line, given=others)
         held = next((i for i, text in enumerate(texts) if i != found.chunk and self._fact(text, found)), None)
         if held is not None:  # the first round holds the fact: read it there, or leave it to the model
             return replace(found, held=held) if self.read else None

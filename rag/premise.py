@@ -341,8 +341,11 @@ _FUNCTION = frozenset("after before since until during must can could will would
                       "long often far soon ago how".split())
 # Words that qualify no kind: superlatives, adverbs, participles, wh-words ("the largest",
 # "still open", "signed off", "whoever leads").
-_NO_KIND = re.compile(r"(?:est|ly|ed|ing)$|^(?:wh|most|least|best|worst|top|more|less|many|much|next|last|"
+_NO_KIND = re.compile(r"(?:est|ly|ed|ing)$|^(?:most|least|best|worst|top|more|less|many|much|next|last|"
                       r"first|still|just|also|even|never|ever|already|only|again|very|not|now|then)$|^wh")
+# Words before a noun that qualify no kind of it: "the car", "your car" ("your own car" does).
+_UNQUALIFIED = STOP | frozenset("the a an your our their his her its this that these those each every per "
+                                "for with and or by from".split())
 _LATIN = re.compile(r"[A-Za-z]+")
 
 
@@ -353,19 +356,16 @@ def _other_kind(question: str, texts: Sequence[str]) -> str:
     word nor an adverb, the qualifier's stem in no evidence text, the noun's always after
     another word that is no stop word. "" where none."""
     words = [w.lower() for text in texts for w in _LATIN.findall(text)]
-    stems = {_stem(w) for w in words}
+    stemmed = [_stem(w) for w in words]
+    stems = set(stemmed)
     for match in _PAIR.finditer(question):
         qualifier, noun = match.groups()
         if {qualifier, noun} & (STOP | _FUNCTION) or _NO_KIND.search(qualifier) or _stem(qualifier) in stems:
             continue
-        before = [words[i - 1] for i, w in enumerate(words) if i and _stem(w) == _stem(noun)]
-        if before and all(b not in STOP | _ARTICLES and _stem(b) != _stem(qualifier) for b in before):
+        before = [words[i - 1] for i, stem in enumerate(stemmed) if i and stem == _stem(noun)]
+        if before and all(b not in _UNQUALIFIED for b in before):
             return match.group()
     return ""
-
-
-_ARTICLES = frozenset("the a an your our their his her its this that these those each every per for with "
-                      "and or by from".split())
 
 
 def _yes_no(question: str) -> bool:

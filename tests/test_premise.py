@@ -287,3 +287,9 @@ def test_function_words_name_no_kind(check):
     crash = ["[1] FT-2024-07.pptx: Restraints (Title: FT-2024-07)\n"
              "The driver airbag deployed 14 ms after first contact."]
     assert check.check("How long after first contact did the driver airbag deploy?", crash).holds
+
+
+def test_a_noun_the_evidence_also_gives_unqualified_names_no_other_kind(check):
+    """Where the evidence also speaks of "the car" as such, a rental car may be one of them."""
+    plain = [TRAVEL[0] + "\nThe car must be returned with a full tank."]
+    assert check.check("What's the daily limit for a rental car on a business trip?", plain).holds
