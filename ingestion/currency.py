@@ -46,6 +46,7 @@ _DATES = (
 )
 _FILE_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(0[1-9]|1[0-2])(?:[-_.]?(0[1-9]|[12]\d|3[01]))?(?!\d)")
 _EFFECTIVE = re.compile(r"effective|valid|in force|as of|applies from|시행|적용|발효|기준일", re.IGNORECASE)
+_TITLE_WORDS = 12  # a longer line is a sentence, not a title or a field
 # Group 1 is what the document names; a Korean object comes before its verb.
 _LINKS = {
     "supersedes": (r"\b(?:supersedes|replaces|takes the place of)\s+(.+?)(?=\.(?!\d)|[;,)\n]|$)",
@@ -109,7 +110,10 @@ def currency_of(doc_id: str, blocks: Sequence[Block], fields: Mapping[str, objec
     for number, line in enumerate(lines, 1):
         # A version a link names ("supersedes v1.0") is another document's.
         own = _unlinked(line, cfg)
-        version = first_match((*cfg.patterns.get("version", []), *VERSIONS), own)
+        # A bare "v2" inside a sentence is a thing's ("REST v2 as the default API"); the document's
+        # stands in a title or field line, or is spelled out ("version 2.0").
+        spelled = VERSIONS if len(own.split()) <= _TITLE_WORDS else VERSIONS[1:]
+        version = first_match((*cfg.patterns.get("version", []), *spelled), own)
         put("version", version, f"first page line {number}")
         if number == 1 or re.match(r"(status|상태)\s*[:：]", line, re.IGNORECASE):
             # The leftmost status word: "Erratum to the final report" is an erratum.

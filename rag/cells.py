@@ -155,9 +155,15 @@ def _held_codes(tables: list[FactTable], asked: Sequence[str]) -> list[FactTable
     def holds(words_: Sequence[str] | frozenset[str], code: str) -> bool:
         return any(same(w, code) for w in words_)
 
+    def valued(table: FactTable, code: str) -> set[str]:
+        """The rows a worded cell of which holds the code: "rated Tier 1" is a condition on them."""
+        return {f.row for f in table.facts if f.number is None and holds(words(f.value), code)}
+
     codes = [w for w in asked if is_code(w)]
-    # per table and code: whether its subject holds it, and which rows and columns do
-    where = [{c: (holds(t.subject_words, c), {r for r in t.rows if holds(words(" ".join(t.aliases[r])), c)},
+    # per table and code: whether its subject holds it, and which rows (by name, else by a
+    # worded value) and columns do
+    where = [{c: (holds(t.subject_words, c),
+                  {r for r in t.rows if holds(words(" ".join(t.aliases[r])), c)} or valued(t, c),
                   {col for col in t.columns if holds(words(col), c)}) for c in codes} for t in tables]
     held = [c for c in codes if any(w[c][0] or w[c][1] or w[c][2] for w in where)]
     narrowed = []

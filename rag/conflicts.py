@@ -21,9 +21,9 @@ from typing import Any
 
 from rag.answer import AnswerSegment
 from rag.claims import Claim, agrees, claim_backed, claims, coordinates_hold, states_former
-from rag.places import Place, fields, keys, places, title, unwrapped
+from rag.places import Place, fields, following, keys, places, title, unwrapped
 from rag.references import marked
-from rag.text import MARKER, NUMBER, split_sentences
+from rag.text import MARKER, NUMBER, TABLE_RULE, cells, split_sentences
 from rag.settings import Settings
 from rag.units import Amount
 
@@ -84,8 +84,20 @@ class Thing:
         if not self.figures:
             return True
         around = {a.number for p in places(text) if _together(p, place) for a in p.amounts}
+        if place.cell is not None:  # a period over the column ("Q3 2024") is the cell's
+            around |= set(NUMBER.findall(_column_header(text, place.cell)))
         anywhere = set(NUMBER.findall(text))
         return all(f in around or (_YEAR.fullmatch(f) and f in anywhere) for f in self.figures)
+
+
+def _column_header(text: str, cell: tuple[int, int, int]) -> str:
+    """The header of a table cell's column, as `places` numbers tables (from 1) and columns."""
+    lines = text.splitlines()
+    headers = [cells(line) for line, below in zip(lines, lines[1:])
+               if line.lstrip().startswith("|") and TABLE_RULE.match(below.strip())]
+    table, _, column = cell
+    row = headers[table - 1] if 0 < table <= len(headers) else []
+    return row[column] if column < len(row) else ""
 
 
 def _together(one: Place, other: Place) -> bool:
@@ -113,7 +125,8 @@ def _rivals(claim: Claim, text: str, thing: Thing, sentence: tuple[Claim, ...] =
     changes = [p for p in places(text) if p.former and p.cell is None]
     others = {p.line for p in changes} - {p.line for p in changes if agrees(claim, p)[0]}
     for place in places(text):
-        measured = place.column if place.cell is not None else place.words
+        # A cell measures what its column names; under a period ("Q3 2024"), what its row does.
+        measured = place.column if place.cell is not None and place.column else place.words
         if not nearest & measured or sum(w for k, w in claim.words if k in place.words) < total / 2 \
                 or not thing.placed(place, text) or (place.cell is None and place.line in others):
             continue
@@ -235,8 +248,9 @@ def _stating(claim: Claim, text: str) -> str:
         for sentence in split_sentences(line):
             if claim_backed(claim, sentence):
                 # a field read alone loses the title it stands under: "Correction 1 - Kraków occupancy"
-                over = next((lines[j].strip() for j in range(i - 1, max(i - 4, -1), -1)
-                             if title(lines[j], lines[j + 1])), "") if fields(sentence)[0][0] else ""
+                over = next((heading.group(1).strip() for j in range(i - 1, max(i - 4, -1), -1)
+                             if (heading := title(lines[j], following(lines, j)))), "") \
+                    if fields(sentence)[0][0] else ""
                 return f"{over}. {sentence.strip()}" if over else sentence.strip()
     return ""
 

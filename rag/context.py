@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.asked import lacks
+from rag.places import current_fields, fields, following, title
 from rag.scoring import BiEncoderScorer
 from rag.settings import Settings
 from rag.text import cells, split_sentences, table_rows, trigrams
@@ -49,13 +50,20 @@ def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:
     ("markdown")."""
     out: list[Unit] = []
     heading: tuple[str, ...] = ()
-    for block in re.split(r"\n\s*\n", text.strip()):
+    over: tuple[str, ...] = ()  # a plain-text title over the field blocks that follow it
+    blocks = [b for b in re.split(r"\n\s*\n", text.strip()) if b.strip()]
+    for i, block in enumerate(blocks):
         lines = [line for line in block.splitlines() if line.strip()]
-        if not lines:
-            continue
         if (match := _HEADING.match(lines[0])) and len(lines) == 1:
-            heading = (match.group(1),)
+            heading, over = (match.group(1),), ()
             continue
+        if len(lines) == 1 and (match := title(lines[0], following(blocks, i))):
+            # "1. Annual recurring revenue (ARR)" over "Corrected ARR figure: EUR 32.6M": each
+            # field is read with what it is of
+            over = (match.group(1).strip(),)
+            continue
+        if not fields(lines[0].strip())[0][0]:
+            over = ()
         if parsed := table_rows(block):
             (header, rule), rows = parsed
             for row in rows:
@@ -66,8 +74,12 @@ def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:
                              for name, value in zip(cells(header), cells(row)) if value]
                     out.append(Unit(chunk, len(out), "; ".join(pairs), heading))
             continue
-        out += [Unit(chunk, len(out) + i, sentence, heading)
-                for i, sentence in enumerate(split_sentences(block))]
+        if all(fields(line.strip())[0][0] for line in lines):  # a record's fields: a unit each
+            out += [Unit(chunk, len(out) + n, line, over or heading)
+                    for n, line in enumerate(current_fields(lines))]
+            continue
+        out += [Unit(chunk, len(out) + n, " ".join(current_fields([sentence])), over or heading)
+                for n, sentence in enumerate(split_sentences(block))]
     return out
 
 

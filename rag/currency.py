@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Protocol
 
+from rag.context import section
 from rag.retrieval import lexical_version
 from rag.settings import Settings
 from rag.store import Store, chunk_ids
@@ -272,14 +273,31 @@ class CurrentFirst:
                fetch: Callable[[list[str]], list[Any]] = lambda docs: []) -> list[Any]:
         """`ranked` (NodeWithScore) with each newer document's best chunk moved just above the
         first chunk of the older one it supersedes or corrects. A newer document of the first
-        `keep` chunks' that `ranked` lacks is asked of `fetch` (its chunks, best first)."""
+        `keep` chunks' that `ranked` lacks is asked of `fetch` (its chunks, best first); so is one
+        whose section a kept older chunk is in ranks nowhere ("5. Availability" of v1 kept, v2's
+        only as "6. Service credits"): its chunk of that section goes just above the older one."""
         relations = self.relations()
         ranked = list(ranked)
-        if missed := self.missed(ranked, keep):
-            best: dict[str, Any] = {}
-            for node in fetch(missed):
-                best.setdefault(node.node.metadata.get("doc"), node)
-            ranked += [best[doc] for doc in missed if doc in best]
+        missed = self.missed(ranked, keep)
+        unmatched = self.unmatched(ranked, keep)
+        fetched = fetch(list(dict.fromkeys(missed + [newer for _, newer in unmatched]))) \
+            if missed or unmatched else []
+        best: dict[str, Any] = {}
+        for node in fetched:
+            best.setdefault(node.node.metadata.get("doc"), node)
+        ranked += [best[doc] for doc in missed if doc in best]
+        for older in list(ranked[:keep]):  # the newer version's words on the same section, just above
+            part = section(older.node.metadata)
+            for newer in relations.newer(older.node.metadata.get("doc")) if part else ():
+                twin = next((n for n in [*ranked, *fetched] if n.node.metadata.get("doc") == newer
+                             and section(n.node.metadata) == part), None)
+                if twin is None:
+                    continue
+                if twin in ranked:
+                    if ranked.index(twin) < ranked.index(older):
+                        continue
+                    ranked.remove(twin)
+                ranked.insert(ranked.index(older), twin)
         for _ in range(len(ranked)):  # a chain (v1 < v2 < v3) settles in a few moves
             docs = [n.node.metadata.get("doc") for n in ranked]
             moves = [(docs.index(newer), i) for i, doc in enumerate(docs) if docs.index(doc) == i
@@ -289,6 +307,21 @@ class CurrentFirst:
             newer, older = moves[0]
             ranked.insert(older, ranked.pop(newer))
         return ranked
+
+    def unmatched(self, ranked: Sequence[Any], keep: int) -> list[tuple[Any, str]]:
+        """(kept chunk, newer document) for each of the first `keep` chunks whose document a
+        ranked document supersedes or corrects, where no ranked chunk of that newer document is
+        in the chunk's section: the newer version's own words on it were not retrieved."""
+        relations = self.relations()
+        docs = [n.node.metadata.get("doc") for n in ranked]
+        out = []
+        for node in ranked[:keep]:
+            part = section(node.node.metadata)
+            for newer in relations.newer(node.node.metadata.get("doc")):
+                if part and newer in docs and not any(
+                        d == newer and section(n.node.metadata) == part for d, n in zip(docs, ranked)):
+                    out.append((node, newer))
+        return out[:MISSED_AT_MOST]
 
     def missed(self, ranked: Sequence[Any], keep: int) -> list[str]:
         """The documents superseding or correcting one of the first `keep` chunks' documents, and

@@ -252,9 +252,10 @@ def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...], asked: tupl
 
 def _sentence_bridge(sentence: str, others: tuple[str, ...], asked: tuple[str, ...],
                      figure: bool) -> str | None:
-    """A name or code the question lacks, in a sentence that shares two of its other words."""
+    """A name or code the question lacks, in a sentence that shares two of its other words; a
+    period ("Q3", "2024") the question and a title share is no link."""
     own = words(sentence)
-    shared = {q for q in others if any(same(w, q) for w in own)}
+    shared = {q for q in others if not any(c.isdigit() for c in q) and any(same(w, q) for w in own)}
     if len(shared) < 2 or any(same(w, a) for w in own for a in asked) or (not asked and not figure):
         return None
     if figure and NUMBER.search(sentence):

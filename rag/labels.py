@@ -57,7 +57,8 @@ def _stem(word: str) -> str:
 
 # Words a register's column and a question use for one field ("what role does she hold": job_title).
 _SAME_FIELD = [frozenset(group.split()) for group in (
-    "role position title job 직무 직책 직위", "headcount staff employees 인원 직원수")]
+    "role position title job 직무 직책 직위", "headcount staff employees 인원 직원수",
+    "price cost charge fee 가격 요금 비용")]
 _FIELD_OF = {word: group for group in _SAME_FIELD for word in group}
 
 

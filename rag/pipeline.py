@@ -220,8 +220,11 @@ class RagPipeline:
 
             reason = self.widening.lacks(query.standalone, evidence.units) if wider() else None
             if reason is None:
+                asked = query.standalone
+                if not composes and (beside := self._beside(query, evidence, timings)):
+                    query, asked = replace(query, translated=beside), f"{asked} ({beside})"
                 attempt = (self._composed if composes else self._generated)(
-                    query.standalone, evidence, language, on_token, timings, started, threshold, tag)
+                    asked, evidence, language, on_token, timings, started, threshold, tag)
                 result, clock = answered(*attempt), time.perf_counter()
                 if result.answerable or not wider():  # the time cap counts this try
                     return result
@@ -330,6 +333,22 @@ class RagPipeline:
             self._shares = (version, document_shares(spread_sample(self.store.collection)))
         language = translation_target(question, self._shares[1])
         return self.rewriter.translate(question, language) if language else None
+
+    def _beside(self, query: Query, evidence: Evidence, timings: dict[str, float]) -> str:
+        """The question in its evidence's language, to write beside it in the prompt, when the
+        evidence is in the other script of a corpus that holds the question's language too: the
+        small model reads a passage in its question's language far better (across scripts it
+        echoes the prompt's example). "" otherwise, and where the corpus lacked the question's
+        language (there it was translated for retrieval, and the model reads it as asked)."""
+        text = " ".join(unit.text for unit in evidence.units)
+        language = script_language(text)
+        if not self.settings.answer.translate_questions or query.translated or not text \
+                or language == script_language(query.standalone):
+            return ""
+        clock = time.perf_counter()
+        translated = self.rewriter.translate(query.standalone, language) or ""
+        timings["translate"] = round((time.perf_counter() - clock) * 1000, 1)
+        return translated
 
     def current_retriever(self, filters: MetadataFilters | None = None,
                           similarity_top_k: int | None = None) -> BaseRetriever:

@@ -11,6 +11,7 @@ reads a sentence's claims with the same functions, so a sentence copied from a c
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -184,13 +185,13 @@ def places(chunk: str) -> tuple[Place, ...]:
             continue
         if not row:
             header = [] if not line.strip() else header
-            if heading := _HEADING.match(line) or title(line, lines[i + 1] if i + 1 < len(lines) else ""):
+            if heading := _HEADING.match(line) or title(line, following(lines, i)):
                 titled = named | frozenset(k for k, _, _ in keys(heading.group(1)))
             for sentence in split_sentences(line):
                 sentences += 1
                 for label, text in fields(sentence):
                     # "Printed: 78.6%" above "Correct: 76.8%": an erratum's old side
-                    former = bool(_OLD_SIDE.fullmatch(label.strip()))
+                    former = bool(_OLD_SIDE.fullmatch(label.strip()))  # "Stated in the report" too
                     found += [replace(_labelled(place, label, titled), former=place.former or former)
                               for place in _clauses(text, sentences)]
             continue
@@ -244,10 +245,11 @@ _ATTRIBUTION = re.compile(
     re.IGNORECASE)
 # A plain-text heading: a short line, no sentence, over "label: value" fields ("Correction 1 -
 # Kraków occupancy" over "Printed: 78.6%").
+_LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)]\s+")
 _TITLE = re.compile(r"^\s*([^\s:|#*-][^:|.!?]{2,60}?)\s*$")
 # A field label naming the value a correction or change replaces.
 _OLD_SIDE = re.compile(r"(?:printed|was|old|incorrect|wrong|previously|previous(?: value)?|original(?:ly)?|"
-                       r"before|stated|formerly|정정 전|기존|변경 전)", re.IGNORECASE)
+                       r"before|stated|formerly|정정 전|기존|변경 전)(?:\s+(?:in|as|on)\b.*)?", re.IGNORECASE)
 # A field's label: a key path ("term.notice_period_days") or up to four words, at the start of a
 # sentence or after the previous field's value ("Address: Noorderlaan 412 Headcount: 188", a
 # Markdown paragraph of "label: value" lines joined by the converter).
@@ -256,11 +258,17 @@ _LABEL = re.compile(r"(?:^|(?<=\s))([A-Za-z_][\w.\[\]-]*(?: [A-Za-z][\w-]*){0,3}
 
 
 def title(line: str, following: str) -> re.Match | None:
-    """A short line of a few words standing over a "label: value" field, as a heading."""
-    match = _TITLE.match(line)
-    if match and len(match.group(1).split()) <= 8 and fields(following.strip())[0][0]:
+    """A short line of a few words standing over a "label: value" field, as a heading; its list
+    number is no part of it ("1. Annual recurring revenue (ARR) at 30 September 2024")."""
+    match = _TITLE.match(_LIST_NUMBER.sub("", line))
+    if match and len(match.group(1).split()) <= 10 and fields(following.strip())[0][0]:
         return match
     return None
+
+
+def following(lines: Sequence[str], i: int) -> str:
+    """The first line after line `i` that is not blank: a title may stand a blank line above its fields."""
+    return next((line for line in lines[i + 1 :] if line.strip()), "")
 
 
 def fields(sentence: str) -> list[tuple[str, str]]:
@@ -278,6 +286,24 @@ def fields(sentence: str) -> list[tuple[str, str]]:
         return [("", sentence)]
     ends = [m.start() for m in labels[1:]] + [len(sentence)]
     return [(m.group(1), sentence[m.end():end].strip()) for m, end in zip(labels, ends)]
+
+
+def current_fields(lines: Sequence[str]) -> list[str]:
+    """A block's lines without the fields that give a correction's or change's former value, when
+    the block also gives the value in force; the small model reads the wrong side of a pair often.
+
+    >>> current_fields(["Stated in the report: EUR 33.1M", "Corrected ARR figure: EUR 32.6M"])
+    ['Corrected ARR figure: EUR 32.6M']
+    >>> current_fields(["Printed: 78.6%"])
+    ['Printed: 78.6%']
+    """
+    read = [fields(line.strip()) for line in lines]
+    sides = {bool(_OLD_SIDE.fullmatch(label.strip())) for pairs in read for label, _ in pairs}
+    if not all(pairs[0][0] for pairs in read) or sides != {True, False}:
+        return [line.strip() for line in lines]
+    kept = [[(label, value) for label, value in pairs if not _OLD_SIDE.fullmatch(label.strip())]
+            for pairs in read]
+    return [" ".join(f"{label}: {value}" for label, value in pairs) for pairs in kept if pairs]
 
 
 def _labelled(place: Place, label: str, titled: frozenset[str]) -> Place:

@@ -336,9 +336,11 @@ def _outranked(question: str, match: re.Match[str], greater: bool, texts: Sequen
 
 
 _PAIR = re.compile(r"\b([a-z]{3,})\s+([a-z]{3,})\b")
-# Function words that name no thing ("how long after first contact", "how long must dummies").
+# Function words that name no thing ("how long after first contact", "how long must dummies",
+# "what we charge per month").
 _FUNCTION = frozenset("after before since until during must can could will would shall should may might "
-                      "long often far soon ago how".split())
+                      "long often far soon ago how per for with from via over under within without "
+                      "across through against towards upon among".split())
 # Words that qualify no kind: superlatives, adverbs, participles, wh-words ("the largest",
 # "still open", "signed off", "whoever leads").
 _NO_KIND = re.compile(r"(?:est|ly|ed|ing)$|^(?:most|least|best|worst|top|more|less|many|much|next|last|"
@@ -401,11 +403,18 @@ def _holds_identifier(name: str, number: str, joined: str) -> bool:
 
 
 def _holds_month(month: re.Match[str], joined: str) -> bool:
-    """The evidence names the month, in words or as a date's digits ("2024-09", "9월")."""
+    """The evidence names the month, in words or as a date's digits ("2024-09", "9월"), or the
+    quarter or half-year it falls in ("July" is in "Q3 2024", "3분기", "H2")."""
     number = int(month.group(1)) if month.group(1) else MONTHS.index(month.group().lower()) + 1
     name = MONTHS[number - 1]
+    quarter, half = (number - 1) // 3 + 1, (number - 1) // 6 + 1
+    nth = ("first", "second", "third", "fourth")
     return bool(re.search(rf"\b{name[:3]}|(?<!\d)0?{number}월|\d{{4}}[-/.]0?{number}(?!\d)"
-                          rf"|\b\d{{1,2}}[./]0?{number}[./]\d{{2,4}}", joined, re.IGNORECASE))
+                          rf"|\b\d{{1,2}}[./]0?{number}[./]\d{{2,4}}"
+                          rf"|\bQ{quarter}\b|\b{quarter}Q\b|{nth[quarter - 1]} quarter"
+                          rf"|(?<!\d){quarter}\s?분기"
+                          rf"|\bH{half}\b|{nth[half - 1]} half|{'상' if half == 1 else '하'}반기",
+                          joined, re.IGNORECASE))
 
 
 def _stem_name(word: str) -> str:

@@ -93,7 +93,7 @@ _AMOUNT = re.compile(
     rf"(?:(?P<currency>{_alternation(_CODES)})\s?)?(?P<number>{_NUMBER})"
     rf"(?:\s?(?P<scale>{_alternation(SCALES)})(?![A-Za-z]))?"
     rf"(?:\s?(?P<money>{_alternation(_MONEY)})(?![A-Za-z]))?"
-    rf"(?:\s?(?P<unit>{_ALTERNATION}){_UNIT_END})?",
+    rf"(?:(?:\s?|-)(?P<unit>{_ALTERNATION}){_UNIT_END})?",  # "35-day": an adjective's unit
     re.IGNORECASE,
 )
 # A count or a frequency in words ("two weeks", "twice a year"): regex alternations that rag/asked.py

@@ -240,6 +240,13 @@ def test_a_count_of_the_rows_a_yes_no_column_marks(tables):
     assert {f.row for f in ticketed.facts} == {"EV-13", "EV-31", "EV-131"}
 
 
+def test_a_count_of_the_rows_whose_worded_value_holds_the_number_asked(tables):
+    """"in cohort 2024": the number is in a cell's words, not a row's name, though another table's
+    subject holds it (the KPI review of Q4 2024); it does not narrow the courses to rows named 2024."""
+    cohort = ask(tables, "How many training courses belong to cohort 2024?")
+    assert cohort.kind == "count" and {f.row for f in cohort.facts} == {"TR-1", "TR-3"}, cohort
+
+
 def test_a_chunk_currency_lifted_widens_the_best_ranked_window(tables):
     """An erratum's prose that currency ranked first (rag/currency.py) does not push the table asked
     out of the `top_chunks` window: each lifted chunk widens it by one."""

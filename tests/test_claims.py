@@ -86,6 +86,16 @@ The printed figure included banquet deposits posted to September in error."""
 BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신고 후 4시간 이내에 현장 점검을 시작한다."
 
 
+NUMBERED_ERRATUM = """ERRATUM - Q3 2024 BUSINESS REPORT
+
+2. Net revenue retention (trailing 12 months) for Q3 2024
+
+   Stated in the report: 108%
+   Corrected NRR figure: 106%
+"""
+RETENTION = "Database backups: kept on a rolling 35-day basis, then permanently deleted."
+
+
 @pytest.mark.parametrize(("segment", "chunk", "backed"), [
     # the right figure with its own words, in the spellings documents use
     ("Module B's peak casing temperature was 74 °C.", BATTERY, True),
@@ -158,6 +168,12 @@ BUDGET = "2025년 안전 예산은 3억 5천만 원으로 확정되었다. 신�
     ("Busan made EUR 1.24 million in F&B revenue in Q3 2024, as corrected in the erratum.", CORRECTION, True),
     ("Busan made EUR 1.24 million in F&B revenue in Q3 2023.", CORRECTION, False),
     ("Busan made EUR 1.42 million in F&B revenue in Q3 2024.", CORRECTION, False),
+    # a numbered title a blank line above its fields names them; "Stated in the report" is the former side
+    ("Net revenue retention for Q3 2024 was 106%.", NUMBERED_ERRATUM, True),
+    ("Net revenue retention for Q3 2024 was 108%.", NUMBERED_ERRATUM, False),
+    # "a 35-day basis" is 35 days, written as an adjective
+    ("We keep database backups for 35 days.", RETENTION, True),
+    ("We keep database backups for 35 hours.", RETENTION, False),
 ])
 def test_a_chunk_backs_a_figure_only_as_it_states_it(segment, chunk, backed):
     assert claims_backed(segment, chunk) is backed

@@ -32,6 +32,32 @@ def test_units_are_rows_with_their_columns_and_sentences_in_order():
     assert markdown[0].lead == ("Results", "| Measurement | Driver | Passenger |", "|---|---|---|")
 
 
+ERRATUM = """ERRATUM - Q3 2024 BUSINESS REPORT
+
+1. Annual recurring revenue (ARR) at 30 September 2024
+
+   Stated in the report: EUR 33.1M
+   Corrected ARR figure: EUR 32.6M
+
+   Reason: a prepaid contract was counted twice.
+
+Revenue and every other figure are unaffected."""
+
+
+def test_a_plain_title_leads_its_fields_and_a_correction_shows_only_its_value_in_force():
+    # a record's fields (a JSON document's key paths) are a unit each, not one run-on sentence
+    record = "add_ons.premium_support.price_per_month: 900\nadd_ons.extra_api_calls.price_per_block_month: 75"
+    assert [u.text for u in units(record)] == record.splitlines()
+    got = units(ERRATUM)
+    assert [(u.lead, u.text) for u in got] == [
+        ((), "ERRATUM - Q3 2024 BUSINESS REPORT"),
+        (("Annual recurring revenue (ARR) at 30 September 2024",), "Corrected ARR figure: EUR 32.6M"),
+        (("Annual recurring revenue (ARR) at 30 September 2024",),
+         "Reason: a prepaid contract was counted twice."),
+        ((), "Revenue and every other figure are unaffected."),
+    ]
+
+
 @pytest.fixture(scope="module")
 def sample_pipeline(sample_indexed):
     from rag.pipeline import RagPipeline

@@ -103,6 +103,13 @@ def test_spellings_of_dates_versions_and_links():
     # A version a link names is not the document's own.
     linked = read("Policy", "This version supersedes v1.0.")
     assert (linked.version, linked.supersedes) == (None, ("v1.0",))
+    # a bare "v2" in a sentence is a thing's version; spelled out, or in a title, the document's
+    notes = read("Meeting notes", "- Ravi presented the 5.0 scope: new slotting engine, REST v2 as the "
+                 "default API, redesigned mobile pick screens.")
+    assert notes.version is None
+    assert read("Support SLA v2").version == "2"
+    spelled = read("Notes", "This is version 2.1 of the guide for all staff of the company, effective now.")
+    assert spelled.version == "2.1"
     assert read("Corrigendum to the Annual Report 2024").status == "erratum"
     assert read("Draft budget").status == "draft" and read("Note", "The final figure is open").status is None
     assert read("Note", Date="2024-05-06").origin == {"effective_date": "front matter date"}
@@ -188,6 +195,36 @@ def test_the_best_chunk_of_the_newer_moves_just_above_the_older(policies):
     assert [n.node.metadata["doc"] for n in ranked] == [FIX, P2, P1]
     off = CurrentFirst(Store(policies), enabled=False)
     assert [n.node.metadata["doc"] for n in off.prefer([nodes[P1], nodes[P2]])] == [P1, P2]
+
+
+def test_the_newer_versions_chunk_of_the_same_section_goes_just_above_the_older(policies):
+    """v1's "Claims" kept where v2 ranks only by its "Allowances": v2's "Claims" is moved (or
+    fetched) to stand just above v1's, so the prompt's budget reaches the current wording."""
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from rag.currency import CurrentFirst
+    from rag.store import Store
+
+    def chunk(doc: str, part: str) -> NodeWithScore:
+        meta = {"doc": doc, "section": f"Travel Policy > {part}"}
+        return NodeWithScore(node=TextNode(id_=f"{doc}:{part}", text=part, metadata=meta), score=0.0)
+
+    def order(nodes) -> list[str]:
+        return [n.node.node_id for n in nodes]
+
+    current = CurrentFirst.from_settings(policies, Store(policies))
+    ranked = [chunk(P2, "Allowances"), chunk(P1, "Allowances"), chunk(P1, "Claims"), chunk(P2, "Claims")]
+    assert order(current.prefer(ranked, keep=3)) == [f"{P2}:Allowances", f"{P1}:Allowances", f"{P2}:Claims",
+                                                      f"{P1}:Claims"]
+    asked: list[list[str]] = []
+
+    def fetch(docs: list[str]) -> list[NodeWithScore]:
+        asked.append(docs)
+        return [chunk(P2, "Allowances"), chunk(P2, "Claims")]
+
+    got = current.prefer(ranked[:3], keep=3, fetch=fetch)
+    assert P2 in asked[0]
+    assert order(got) == [f"{P2}:Allowances", f"{P1}:Allowances", f"{P2}:Claims", f"{P1}:Claims"]
 
 
 def test_the_current_value_is_answered_and_cited(policies, pipeline):

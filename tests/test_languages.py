@@ -65,3 +65,14 @@ def test_a_translated_question_keeps_the_candidates_its_own_wording_ranks_best(m
     assert answer.translated_question == vague
     assert answer.sources[0].doc == "thermal-runaway-ko.md", [s.doc for s in answer.sources]
     assert answer.answerable, answer.segments
+
+
+def test_evidence_in_the_other_script_gets_the_question_in_its_language_beside_it(mixed):
+    """The corpus has English, so the question is not translated for retrieval; but the evidence
+    kept is Korean, and the small model reads it far better with the question in Korean too."""
+    english = "In test TR-07, how many seconds after heating began did thermal runaway occur?"
+    asker = pipeline(mixed, KOREAN_Q, "Thermal runaway occurred 438 seconds after heating began [1].")
+    answer = asker.answer(english, docs=["thermal-runaway-ko.md"])
+    assert len(asker.llm.prompts) == 2 and f"{english} ({KOREAN_Q})" in asker.llm.prompts[-1]
+    assert answer.translated_question == KOREAN_Q and "translate" in answer.timings_ms
+    assert answer.answerable and answer.sources[0].doc == "thermal-runaway-ko.md", answer.segments

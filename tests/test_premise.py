@@ -289,7 +289,26 @@ def test_function_words_name_no_kind(check):
     assert check.check("How long after first contact did the driver airbag deploy?", crash).holds
 
 
+def test_a_preposition_names_no_kind(check):
+    """"charge per month": "per" is no noun, whatever words stand before it in the evidence."""
+    prices = ["[1] price-book.json: add_ons (Title: price-book)\n"
+              "add_ons.premium_support.price_per_month: 900\nadd_ons.extra_api_calls.price_per_block: 75"]
+    assert check.check("What do we charge per month for an extra block of API calls?", prices).holds
+
+
 def test_a_noun_the_evidence_also_gives_unqualified_names_no_other_kind(check):
     """Where the evidence also speaks of "the car" as such, a rental car may be one of them."""
     plain = [TRAVEL[0] + "\nThe car must be returned with a full tank."]
     assert check.check("What's the daily limit for a rental car on a business trip?", plain).holds
+
+
+@pytest.mark.parametrize(("question", "holds"), [
+    ("How many new customers did we sign between July and September 2024?", True),  # Q3
+    ("How many new customers did we sign in August 2024?", True),
+    ("How many new customers did we sign in December 2024?", False),  # Q4: not what the report covers
+])
+def test_a_month_is_held_by_its_quarter(check, question, holds):
+    report = ["[1] q3-report.md: Customers (Title: Q3 2024 Business Report)\n"
+              "We signed 31 new customers in Q3 2024 and closed the quarter with 412 active customers."]
+    verdict = check.check(question, report)
+    assert verdict.holds is holds, verdict
