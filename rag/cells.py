@@ -121,6 +121,13 @@ class CellLookup:
             return None  # another document gives another figure: the pipeline shows both
         if found and found.kind in ("cell", "blank") and _named_ahead(found.facts[0], candidates):
             return None  # a better-ranked chunk speaks of that row: the pipeline reads it
+        fact = found.facts[0] if found and found.kind == "cell" else None
+        single = fact and len({f.column for t in tables for f in t.facts
+                               if (f.doc, f.table) == (fact.doc, fact.table)}) == 1  # "Item | Detail"
+        if fact and single and (given := _given_otherwise(question, fact)):
+            # "Tidewell's Toronto headquarters" where the one value column says Dublin
+            return CellAnswer("premise", f"The documents give {fact.value} as the {fact.row}, not {given}.",
+                              found.facts)
         if found is None and _COUNT.search(question):
             counted = _COUNTED.search(question)
             noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
@@ -197,6 +204,22 @@ def _named_ahead(fact: Fact, candidates: Sequence[NodeWithScore]) -> bool:
         if all(any(same(w, q) for q in said) for w in content(fact.row)):
             return True
     return False
+
+
+def _given_otherwise(question: str, fact: Fact) -> str | None:
+    """The name an English question puts before the row it asks ("the Toronto headquarters") where
+    the cell's words give another ("Dublin, Ireland") and neither its row nor its column names it:
+    the question's premise, which the cell contradicts. None otherwise. Read only in a table of one
+    value column: in a register the name may stand for another column ("the Graz pump"), which
+    the premise check's `swapped` reads."""
+    if fact.number is not None or not fact.value.strip() or hangul_script(question):
+        return None
+    match = re.search(rf"(?<=\w\W)\s*\b([A-Z][a-z][\w-]+)\s+(?i:{re.escape(fact.row.strip())})\b", question)
+    if match is None or match.group(1).lower() in STOP:
+        return None
+    given = words(match.group(1))
+    held = words(f"{fact.value} {fact.row} {fact.column}")
+    return None if any(same(h, g) or same(g, h) for h in held for g in given) else match.group(1)
 
 
 def _count_stated(noun: str | None, doc: str, candidates: Sequence[NodeWithScore]) -> bool:

@@ -43,6 +43,7 @@ _WHERE_ASKED = ("where",)  # the asked words of a "where" question: any column n
 _HOW = frozenset({"many", "much", "long", "old", "often", "far"})
 # What follows the asked phrase when the question reaches the asked thing through another.
 _THROUGH = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "of"})
+_RELATIVE = frozenset({"that", "which", "who", "whose", "of"})  # "the service that went down"
 _LETTER = re.compile(r"[^\W\d_]")
 _KO_BEFORE = frozenset({"어느", "어떤", "무슨"})
 _KO_AFTER = ("몇", "얼마", "무엇", "어디", "누구")
@@ -127,7 +128,8 @@ class Asked:
 def asked(question: str) -> Asked:
     """English: the noun phrase after the first wh-word, its last two words ("In which office",
     "how many years of experience", "what is the daily meal allowance"), reached through the
-    phrase after an auxiliary or "of" ("... is the lead of", "... does the partner who").
+    phrase after an auxiliary or "of" ("... is the lead of", "... does the partner who"); after
+    "who" and a verb, the verb's doer ("who owns the service that ...": owner; "leads": leader).
     Korean: the word after 어느/어떤/무슨 or before 몇/얼마/무엇/어디/누구, reached through a
     possessive (책임자의)."""
     found = words(_WH_IS.sub(r"\1 is", question))  # "what's the job title"; "Kraków's" stays a possessive
@@ -145,6 +147,12 @@ def asked(question: str) -> Asked:
             through = any(w in _THROUGH | {"who", "whoever"} or (len(w) > 4 and w.endswith("ing"))
                           for w in rest)
             return Asked(_WHERE_ASKED, False, through)
+        if word == "who" and i + 1 < len(found) and re.fullmatch(r"[a-z]{2,}[^s]s", found[i + 1]) \
+                and found[i + 1] not in _THROUGH:
+            # "who owns the service that went down": its owner, reached through what it describes
+            verb, rest = found[i + 1][:-1], found[i + 2:]
+            return Asked((verb + ("r" if verb.endswith("e") else "er"),), False,
+                         any(w in _RELATIVE for w in rest))
         if word in _WH or (word == "how" and i + 1 < len(found) and found[i + 1] in _HOW):
             rest = list(found[i + 1 + (word == "how"):])
             while rest and rest[0] in STOP and word != "how":  # "what is the fee", not "how much does"

@@ -236,7 +236,8 @@ class RagPipeline:
 
     def _cited_cells(self, cell: CellAnswer, ranked: list[NodeWithScore]) -> tuple:
         """`answered`'s arguments for a cell answer: its sources (the chunks its cells are in, as
-        ranked, else as stored) and its one segment, cited to each at 1.0: read, not matched."""
+        ranked, else as stored) and its one segment, cited to each at 1.0: read, not matched. A
+        cell that contradicts the question's premise is the premise gate's correction."""
         ids = list(dict.fromkeys(fact.chunk_id for fact in cell.facts))
         known = {node.node.node_id: node for node in ranked}
         missing = [i for i in ids if i not in known]
@@ -245,7 +246,7 @@ class RagPipeline:
         sources = Source.listed([known.get(i) or stored[i] for i in ids if i in known or i in stored])
         segment = AnswerSegment(marked(cell.text, [s.ref for s in sources]), [0, 0], True,
                                 [s.reference(1.0) for s in sources])
-        return segment.text, sources, None, "", [segment]
+        return segment.text, sources, "premise" if cell.kind == "premise" else None, "", [segment]
 
     def _composed(self, question: str, evidence: Evidence, language: str,
                   on_token: Callable[[str], None] | None, timings: dict[str, float], started: float,

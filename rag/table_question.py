@@ -29,7 +29,7 @@ class CellAnswer:
     """An answer computed from cells: its kind, one sentence in the question's language, and the
     cells it rests on (each with its chunk id, for the citation)."""
 
-    kind: Literal["cell", "blank", "max", "min", "count"]
+    kind: Literal["cell", "blank", "max", "min", "count", "premise"]  # premise: the cell contradicts it
     text: str
     facts: tuple[Fact, ...]
 

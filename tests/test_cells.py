@@ -247,6 +247,16 @@ def test_a_count_of_the_rows_whose_worded_value_holds_the_number_asked(tables):
     assert cohort.kind == "count" and {f.row for f in cohort.facts} == {"TR-1", "TR-3"}, cohort
 
 
+def test_a_name_the_question_gives_the_row_of_a_one_value_table_is_held_against_the_cell(tables):
+    """"the Vienna booking agent" where the travel office's one value column says Linz: the
+    question's premise is false, and the correction cites the cell; its twins are answered."""
+    corrected = ask(tables, "What is the name of the Vienna booking agent?")
+    assert corrected.kind == "premise" and corrected.text == (
+        "The documents give Alpen Reisen GmbH, Linz as the Booking agent, not Vienna."), corrected
+    assert ask(tables, "What is the name of the Linz booking agent?").kind == "cell"
+    assert ask(tables, "What is the name of the booking agent for business trips?").kind == "cell"
+
+
 def test_a_chunk_currency_lifted_widens_the_best_ranked_window(tables):
     """An erratum's prose that currency ranked first (rag/currency.py) does not push the table asked
     out of the `top_chunks` window: each lifted chunk widens it by one."""

@@ -45,6 +45,11 @@ def test_what_a_question_asks_for_and_through_what():
     assert korean.words == ("근무지는",) and korean.through
     assert not asked("T-202 시험의 시험일은 언제입니까?").through  # nothing named as asked
     assert asked("How much does the lead of project PRJ-2025-117 charge?").words == ()
+    # "who" and a verb ask for its doer, reached through the thing a relative clause describes
+    owner = asked("Who owns the service that went down in the Sev1 outage?")
+    assert owner.words == ("owner",) and owner.through
+    assert asked("Who manages the office of the lead?").words == ("manager",)
+    assert asked("Who is the lead of PRJ-1?").words == () and not asked("Who owns Tidewell?").through
 
 
 def test_the_bridge_is_a_row_or_a_sentence_that_names_the_entity_but_not_the_fact():
