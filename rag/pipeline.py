@@ -31,12 +31,13 @@ from rag.postprocessors import best_ranked, build_rerank_stage
 from rag.premise import PremiseCheck
 from rag.quotes import Quoter
 from rag.references import ReferenceMatcher, marked
-from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
-from rag.retrieval import check_filters, hybrid_retriever, lexical_version, metadata_filters, retrieved
+from rag.rewrite import QuestionRewriter, script_language
+from rag.retrieval import check_filters, hybrid_retriever, metadata_filters, retrieved
 from rag.support import support_scorer
 from rag.table_question import CellAnswer
+from rag.translation import Translation
 from rag.settings import Settings
-from rag.store import Store, spread_sample, stored_nodes
+from rag.store import Store, stored_nodes
 
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
 
@@ -73,8 +74,7 @@ class RagPipeline:
             settings.answer.translate_prompt_file.read_text(encoding="utf-8"), settings.answer.history_turns,
             token_counter(rewriting), window(rewriting),
         )
-        # (store version, documents per language)
-        self._shares: tuple[int | None, dict[str, float]] = (None, {})
+        self.translation = Translation.from_settings(settings, self.rewriter, self.store)
         self.count_tokens = token_counter(self.llm)
         self.current = CurrentFirst.from_settings(settings, self.store)
         self.conflicts = ConflictFinder.from_settings(settings, self.current.newer)
@@ -129,7 +129,7 @@ class RagPipeline:
         widest = self.widening.size(keep, self.widening.steps)  # ranked once, widened by prefixes,
         # and the next ones read for a figure disagreeing with the answer's (rag/conflicts.py)
         reranker = self.reranker.model_copy(update={"top_n": widest + cfg.currency.conflict_candidates})
-        query = replace(query, translated=self._translated(query.standalone))
+        query = replace(query, translated=self.translation.for_retrieval(query.standalone))
         if query.translated:
             lap("translate")
         found = retrieved(retriever, query.queries)  # both questions' candidates
@@ -221,7 +221,7 @@ class RagPipeline:
             reason = self.widening.lacks(query.standalone, evidence.units) if wider() else None
             if reason is None:
                 asked = query.standalone
-                if not composes and (beside := self._beside(query, evidence, timings)):
+                if not composes and (beside := self._beside(query, evidence, timings)):  # its language too
                     query, asked = replace(query, translated=beside), f"{asked} ({beside})"
                 attempt = (self._composed if composes else self._generated)(
                     asked, evidence, language, on_token, timings, started, threshold, tag)
@@ -323,33 +323,17 @@ class RagPipeline:
         texts = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
         return max(self.encoder([(question, text) for text in texts]))
 
-    def _translated(self, question: str) -> str | None:
-        """The question in the corpus's language, when translation is on and the corpus lacks
-        the question's language (rag/rewrite.translation_target)."""
-        if not self.settings.answer.translate_questions:
-            return None
-        version = lexical_version(self.store.lexical)  # the pipeline's one Store
-        if self._shares[0] != version or version is None:
-            # Read again only when the store changed.
-            self._shares = (version, document_shares(spread_sample(self.store.collection)))
-        language = translation_target(question, self._shares[1])
-        return self.rewriter.translate(question, language) if language else None
-
     def _beside(self, query: Query, evidence: Evidence, timings: dict[str, float]) -> str:
-        """The question in its evidence's language, to write beside it in the prompt, when the
-        evidence is in the other script of a corpus that holds the question's language too: the
-        small model reads a passage in its question's language far better (across scripts it
-        echoes the prompt's example). "" otherwise, and where the corpus lacked the question's
-        language (there it was translated for retrieval, and the model reads it as asked)."""
-        text = " ".join(unit.text for unit in evidence.units)
-        language = script_language(text)
-        if not self.settings.answer.translate_questions or query.translated or not text \
-                or language == script_language(query.standalone):
+        """The question in the shown evidence's language, where that is the other script
+        (rag/translation.py), timed as `translate`."""
+        language = self.translation.beside(query.standalone, query.translated,
+                                           " ".join(unit.text for unit in evidence.units))
+        if language is None:
             return ""
         clock = time.perf_counter()
-        translated = self.rewriter.translate(query.standalone, language) or ""
+        beside = self.rewriter.translate(query.standalone, language) or ""
         timings["translate"] = round((time.perf_counter() - clock) * 1000, 1)
-        return translated
+        return beside
 
     def current_retriever(self, filters: MetadataFilters | None = None,
                           similarity_top_k: int | None = None) -> BaseRetriever:
