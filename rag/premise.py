@@ -362,7 +362,8 @@ def _other_kind(question: str, texts: Sequence[str]) -> str:
     stems = set(stemmed)
     for match in _PAIR.finditer(question):
         qualifier, noun = match.groups()
-        if {qualifier, noun} & (STOP | _FUNCTION) or _NO_KIND.search(qualifier) or _stem(qualifier) in stems:
+        if {qualifier, noun} & (STOP | _FUNCTION) or qualifier in _UNQUALIFIED or _NO_KIND.search(qualifier) \
+                or _stem(qualifier) in stems:  # "our pump" names no kind of pump
             continue
         before = [words[i - 1] for i, stem in enumerate(stemmed) if i and stem == _stem(noun)]
         if before and all(b not in _UNQUALIFIED for b in before):

@@ -148,6 +148,7 @@ NOT_NAMES = {
     "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
     "english", "korean", "the", "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
     "does", "did", "was", "were", "are", "and", "for", "from", "with", "that", "this", "according",
+    "i'm", "i’m", "i've", "i’ve", "i'd", "i’d", "i'll", "i’ll",  # the asker, not a name
 }
 STOP = NOT_NAMES | {
     "is", "a", "an", "of", "in", "on", "at", "to", "by", "as", "or", "be", "it", "its", "do", "has", "so",

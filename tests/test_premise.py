@@ -312,3 +312,15 @@ def test_a_month_is_held_by_its_quarter(check, question, holds):
               "We signed 31 new customers in Q3 2024 and closed the quarter with 412 active customers."]
     verdict = check.check(question, report)
     assert verdict.holds is holds, verdict
+
+
+def test_the_asker_and_a_possessive_name_nothing(check):
+    """"If I'm driving ...": "I'm" is no name; "our pump agreement": "our" is no kind of pump."""
+    fleet = ["[1] fleet-policy.md: Speed (Title: Fleet policy)\n"
+             "Company vans are limited to 60 mph on motorways."]
+    assert check.check("If I'm driving one of the company vans on the motorway, what's the top speed?",
+                       fleet).holds
+    contract = ["[1] contract.docx: Liability (Title: Maintenance agreement)\nCaledon's total liability "
+                "under the maintenance agreement for booster pumps is capped at GBP 2 million."]
+    assert check.check("What's the cap on Caledon's liability under our pump maintenance agreement?",
+                       contract).holds
