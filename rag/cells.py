@@ -20,6 +20,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from rag.claims import claims
 from rag.places import key, places
 from rag.fact_tables import FactTable
+from rag.hop import asked
 from rag.facts import Fact
 from rag.labels import STOP, content, is_code, is_place, same, words
 from rag.lexical import LexicalIndex
@@ -48,6 +49,7 @@ _MEASURES = {
 _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
+_RELATIVE = re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE)
 _WHERE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
 # The noun after which/what, or its next word when the first qualifies it ("what daily allowance").
 _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)", re.IGNORECASE)
@@ -112,6 +114,8 @@ class CellLookup:
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)
+        if found and found.kind == "cell" and _through_another(question, found.facts[0]):
+            found = None  # "the job title of the person who reported INC-24-044": not its reporter's id
         if found and found.kind == "cell" and ask.when and not dated(found.facts[0].value):
             found = None  # "until when is its lead's certification valid" is not the lead's name
         if found and found.kind == "cell" and _WHERE.search(question) and not is_place(found.facts[0].column):
@@ -133,6 +137,8 @@ class CellLookup:
             noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
             # "How many hours does the course take" asks a measure, not how many rows.
             rows = None if noun and named_units(noun) else ask.count(lead, noun, top)
+            if rows and noun and not _counted_here(noun, rows.facts[0], tables):
+                return None  # "how many households take part" is no count of a staff directory's rows
             return None if rows and _count_stated(noun, rows.facts[0].doc, candidates) else rows
         if found is None and _WHICH.search(question):
             return ask.select(lead)
@@ -204,6 +210,32 @@ def _named_ahead(fact: Fact, candidates: Sequence[NodeWithScore]) -> bool:
         if all(any(same(w, q) for q in said) for w in content(fact.row)):
             return True
     return False
+
+
+def _counted_here(noun: str, fact: Fact, tables: Sequence[FactTable]) -> bool:
+    """Whether the counted noun is a thing of the fact's table: its subject (the document's name,
+    its title) names it, or a column, or a cell ("how many services" of the service catalogue,
+    "how many Sev1 incidents" of an incident register's severities)."""
+    table = next((t for t in tables if (t.doc, t.key) == (fact.doc, fact.table)), None)
+    if table is None:
+        return True
+    held = set(table.subject_words) | {w for c in table.columns for w in words(c)} \
+        | {w for f in table.facts if f.number is None for w in words(f.value)}
+    return any(same(h, noun) or same(noun, h) for h in held)
+
+
+def _through_another(question: str, fact: Fact) -> bool:
+    """Whether the question asks a thing (rag/hop.py `asked`: "the job title") through another a
+    relative clause describes ("of the person who reported ...", "of whoever leads ...") and the
+    cell's row and column name none of its words: the cell is the other thing's (the reporter's
+    id), and the hop reads the asked one. "The street address of the Toronto headquarters"
+    describes no other thing."""
+    if not _RELATIVE.search(question):
+        return False
+    wanted = asked(question)
+    held = words(f"{fact.row} {fact.column}")
+    return wanted.through and bool(wanted.words) and not _WHERE.search(question) and not any(
+        same(h, w) or same(w, h) for h in held for w in wanted.words)
 
 
 def _given_otherwise(question: str, fact: Fact) -> str | None:

@@ -257,6 +257,15 @@ def test_a_name_the_question_gives_the_row_of_a_one_value_table_is_held_against_
     assert ask(tables, "What is the name of the booking agent for business trips?").kind == "cell"
 
 
+def test_a_count_of_another_things_rows_and_a_cell_of_the_thing_a_question_goes_through(tables):
+    """"How many households ..." counts no asset register's rows; "the job title of the person
+    who leads PMP-118" is not the lead's name: both are left to the pipeline (the hop)."""
+    assert ask(tables, "How many assets at Brno are in repair right now?").kind == "count"
+    assert ask(tables, "How many households at Brno are in repair right now?") is None
+    assert ask(tables, "Who leads asset PMP-118?").kind == "cell"
+    assert ask(tables, "What is the job title of the person who leads asset PMP-118?") is None
+
+
 def test_a_chunk_currency_lifted_widens_the_best_ranked_window(tables):
     """An erratum's prose that currency ranked first (rag/currency.py) does not push the table asked
     out of the `top_chunks` window: each lifted chunk widens it by one."""
