@@ -137,7 +137,7 @@ class CellLookup:
             noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
             # "How many hours does the course take" asks a measure, not how many rows.
             rows = None if noun and named_units(noun) else ask.count(lead, noun, top)
-            if rows and noun and not _counted_here(noun, rows.facts[0], tables):
+            if rows and noun and not _counted_here(noun, rows.facts[0], tables, asked):
                 return None  # "how many households take part" is no count of a staff directory's rows
             return None if rows and _count_stated(noun, rows.facts[0].doc, candidates) else rows
         if found is None and _WHICH.search(question):
@@ -212,12 +212,13 @@ def _named_ahead(fact: Fact, candidates: Sequence[NodeWithScore]) -> bool:
     return False
 
 
-def _counted_here(noun: str, fact: Fact, tables: Sequence[FactTable]) -> bool:
+def _counted_here(noun: str, fact: Fact, tables: Sequence[FactTable], question: Sequence[str]) -> bool:
     """Whether the counted noun is a thing of the fact's table: its subject (the document's name,
     its title) names it, or a column, or a cell ("how many services" of the service catalogue,
-    "how many Sev1 incidents" of an incident register's severities)."""
+    "how many Sev1 incidents" of an incident register's severities); or the `question`'s words
+    name the table's document ("how many people listed in the staff directory")."""
     table = next((t for t in tables if (t.doc, t.key) == (fact.doc, fact.table)), None)
-    if table is None:
+    if table is None or sum(any(same(n, q) for q in question) for n in table.name_words) >= 2:
         return True
     held = set(table.subject_words) | {w for c in table.columns for w in words(c)} \
         | {w for f in table.facts if f.number is None for w in words(f.value)}

@@ -262,6 +262,7 @@ def test_a_count_of_another_things_rows_and_a_cell_of_the_thing_a_question_goes_
     who leads PMP-118" is not the lead's name: both are left to the pipeline (the hop)."""
     assert ask(tables, "How many assets at Brno are in repair right now?").kind == "count"
     assert ask(tables, "How many households at Brno are in repair right now?") is None
+    assert ask(tables, "How many items of the asset register at Brno are in repair?").kind == "count"
     assert ask(tables, "Who leads asset PMP-118?").kind == "cell"
     assert ask(tables, "What is the job title of the person who leads asset PMP-118?") is None
 
