@@ -22,7 +22,7 @@ from rag.places import key, places
 from rag.fact_tables import FactTable
 from rag.hop import asked
 from rag.facts import Fact
-from rag.labels import STOP, content, is_code, is_place, same, words
+from rag.labels import STOP, content, is_code, is_place, meets, same, words
 from rag.lexical import LexicalIndex
 from rag.table_question import CellAnswer, TableQuestion, dated
 from rag.text import hangul_script, split_sentences
@@ -126,8 +126,8 @@ class CellLookup:
         if found and found.kind in ("cell", "blank") and _named_ahead(found.facts[0], candidates):
             return None  # a better-ranked chunk speaks of that row: the pipeline reads it
         fact = found.facts[0] if found and found.kind == "cell" else None
-        single = fact and len({f.column for t in tables for f in t.facts
-                               if (f.doc, f.table) == (fact.doc, fact.table)}) == 1  # "Item | Detail"
+        # a table of one value column ("Item | Detail")
+        single = fact and (table := _table_of(fact, tables)) is not None and len(table.columns) == 1
         if fact and single and (given := _given_otherwise(question, fact)):
             # "Tidewell's Toronto headquarters" where the one value column says Dublin
             return CellAnswer("premise", f"The documents give {fact.value} as the {fact.row}, not {given}.",
@@ -212,17 +212,21 @@ def _named_ahead(fact: Fact, candidates: Sequence[NodeWithScore]) -> bool:
     return False
 
 
+def _table_of(fact: Fact, tables: Sequence[FactTable]) -> FactTable | None:
+    return next((t for t in tables if (t.doc, t.key) == (fact.doc, fact.table)), None)
+
+
 def _counted_here(noun: str, fact: Fact, tables: Sequence[FactTable], question: Sequence[str]) -> bool:
     """Whether the counted noun is a thing of the fact's table: its subject (the document's name,
     its title) names it, or a column, or a cell ("how many services" of the service catalogue,
     "how many Sev1 incidents" of an incident register's severities); or the `question`'s words
     name the table's document ("how many people listed in the staff directory")."""
-    table = next((t for t in tables if (t.doc, t.key) == (fact.doc, fact.table)), None)
+    table = _table_of(fact, tables)
     if table is None or sum(any(same(n, q) for q in question) for n in table.name_words) >= 2:
         return True
     held = set(table.subject_words) | {w for c in table.columns for w in words(c)} \
         | {w for f in table.facts if f.number is None for w in words(f.value)}
-    return any(same(h, noun) or same(noun, h) for h in held)
+    return meets(held, (noun,))
 
 
 def _through_another(question: str, fact: Fact) -> bool:
@@ -235,8 +239,8 @@ def _through_another(question: str, fact: Fact) -> bool:
         return False
     wanted = asked(question)
     held = words(f"{fact.row} {fact.column}")
-    return wanted.through and bool(wanted.words) and not _WHERE.search(question) and not any(
-        same(h, w) or same(w, h) for h in held for w in wanted.words)
+    return wanted.through and bool(wanted.words) and not _WHERE.search(question) \
+        and not meets(held, wanted.words)
 
 
 def _given_otherwise(question: str, fact: Fact) -> str | None:
@@ -252,7 +256,7 @@ def _given_otherwise(question: str, fact: Fact) -> str | None:
         return None
     given = words(match.group(1))
     held = words(f"{fact.value} {fact.row} {fact.column}")
-    return None if any(same(h, g) or same(g, h) for h in held for g in given) else match.group(1)
+    return None if meets(held, given) else match.group(1)
 
 
 def _count_stated(noun: str | None, doc: str, candidates: Sequence[NodeWithScore]) -> bool:

@@ -30,7 +30,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from rag.answer import AnswerSegment, Source
 from rag.facts import BLANKS, number_of
-from rag.labels import STOP, content, is_code, is_place, named, same, words
+from rag.labels import STOP, content, is_code, is_place, meets, named, same, words
 from rag.postprocessors import best_ranked
 from rag.premise_words import CODE, NOT_NAMES
 from rag.references import marked
@@ -179,7 +179,7 @@ def _text(node: NodeWithScore) -> str:
 @lru_cache(maxsize=65536)
 def _touched(text: str, question: tuple[str, ...]) -> bool:
     """Whether the question names any word of a text."""
-    return any(same(w, q) or same(q, w) for w in words(text) if w not in STOP for q in question)
+    return meets([w for w in words(text) if w not in STOP], question)
 
 
 def _is(value: str, entity: str) -> bool:

@@ -8,7 +8,7 @@ endings and Korean particles do not matter ("deceleration" names "decel", "calib
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from rag.facts import label_unit, unit_word
@@ -77,6 +77,11 @@ def same(label_word: str, question_word: str) -> bool:
         return len(label_word) >= 2 and question_word.startswith(label_word)
     return len(label_word) >= 3 and (question_word.startswith(label_word)
                                      or _stem(question_word) == _stem(label_word))
+
+
+def meets(these: Iterable[str], those: Sequence[str]) -> bool:
+    """Whether a word of `these` and a word of `those` name each other, either way round."""
+    return any(same(a, b) or same(b, a) for a in these for b in those)
 
 
 def initials(label_word: str, question: Sequence[str]) -> bool:
