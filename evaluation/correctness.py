@@ -8,7 +8,8 @@ with its unit (thousands separators, decimal commas, spacing and unit spelling n
 = "1204", "61,2 kN" = "61.2kN", "14 밀리초" = "14 ms") or, without figures, when it holds the
 content words (at least two thirds of them for a long answer; Korean particles and endings after
 a word are tolerated: "화성 시험소에서" holds "화성 시험소"). A gold answer that starts with yes or
-no also needs the answer's yes or no. No model is involved, so the figure
+no also needs the answer's yes or no. A bracketed note in the gold answer ("31 March 2025
+(unchanged)") is not part of its key value. No model is involved, so the figure
 is the same on every run and every machine; the judge covers what a key value cannot.
 """
 
@@ -72,10 +73,17 @@ _SCALED = re.compile(r"((?:eur|usd|gbp|chf|krw|pln|czk|sek|nok|dkk|jpy|[€$£�
 _SCALE_WORDS = {"m": "million", "mn": "million", "mio": "million", "k": "thousand", "bn": "billion"}
 
 
+_DASHES = re.compile(r"[‐‑‒–—−]")
+# A gold answer's bracketed note ("31 March 2025 (unchanged)", "TRK-0536 (701,254 km)", a name's
+# other spelling): what backs or glosses the key value, not part of it.
+_NOTE = re.compile(r"\s*\([^()]*\)")
+
+
 def _normal(text: str) -> str:
-    """NFKC, lower case, dates written as 2024-08-28 ("August 28, 2024", "2024년 8월 28일"), and a
-    currency's scale in words ("EUR 1.24m" as "EUR 1.24 million")."""
-    text = unicodedata.normalize("NFKC", text).lower()
+    """NFKC, lower case, every dash a hyphen ("06:00–14:00"), dates written as 2024-08-28
+    ("August 28, 2024", "2024년 8월 28일"), and a currency's scale in words ("EUR 1.24m" as
+    "EUR 1.24 million")."""
+    text = _DASHES.sub("-", unicodedata.normalize("NFKC", text).lower())
     for pattern, order in _DATES:
         text = pattern.sub(lambda m, order=order: _iso_date(m, order), text)
     return _SCALED.sub(lambda m: f"{m.group(1)} {_SCALE_WORDS[m.group(2)]}", text)
@@ -141,6 +149,7 @@ def states_answer(answer: str, reference: str) -> bool:
     answer that starts with yes or no is met by the same yes or no (said, or without one, by
     negating or not), or, when the answer says neither, by the key value of the rest ("out of
     scope in 2024"); "Yes, it is part of the 2024 programme" holds "2024" but is wrong."""
+    reference = _NOTE.sub("", reference).strip() or reference
     wanted_polarity = polarity(reference)
     if wanted_polarity is not None:
         said = polarity(answer)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.places import Date, Place, is_year, owned, places
+from rag.places import Date, Place, is_year, owned, periods, places
 from rag.text import MARKER, folded, split_sentences
 from rag.units import Amount, bounds, comparisons_hold, satisfies, value
 
@@ -40,6 +40,7 @@ class Claim:
     sentence: int = 0  # which sentence of the segment
     change: bool = False  # the sentence speaks of a change or a former value ("from", "not", "원래")
     bound: bool = False  # the figure is itself a bound ("above 100"), not one case ("a fee of 150")
+    periods: frozenset[str] = frozenset()  # the quarters its sentence names ("q3", "fy24")
 
 
 @lru_cache(maxsize=4096)
@@ -51,6 +52,7 @@ def claims(segment: str) -> tuple[Claim, ...]:
         sentence = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", sentence)
         sentence = _FILE_NAME.sub("", sentence)
         stated = {b[0].start for b in bounds(sentence)}
+        coded = periods(sentence)
         for amount, date, _, _, words in owned(sentence):
             distance: dict[str, int] = {}
             for word, gap in words:
@@ -58,7 +60,7 @@ def claims(segment: str) -> tuple[Claim, ...]:
             near = sorted(distance, key=distance.get)
             weights = tuple((word, 1 / rank) for rank, word in enumerate(near, 1))
             found.append(Claim(amount, date, weights, number, bool(_CHANGE_CUE.search(sentence)),
-                               amount is not None and amount.start in stated))
+                               amount is not None and amount.start in stated, coded))
     return tuple(found)
 
 
@@ -118,6 +120,13 @@ def _bare(amount: Amount) -> bool:
     return bool(re.fullmatch(r"[\d.,]+", amount.number)) and amount.value == value(amount.number)
 
 
+def _other_column(claim: Claim, place: Place) -> bool:
+    """A table cell under a column named by a period ("Q2 2024", "FY24") that the claim's
+    sentence, which names periods of its own, does not name."""
+    column = periods(" ".join(place.column))
+    return place.cell is not None and bool(column) and bool(claim.periods) and not column & claim.periods
+
+
 def claim_backed(claim: Claim, chunk: str) -> bool:
     """Whether a place of the chunk states the claim's figure (or date) and none gives the thing
     the claim's words name most another figure."""
@@ -133,6 +142,8 @@ def _backing(claim: Claim, chunk: str) -> float | None:
         states, other = agrees(claim, place)
         if place.former and not claim.change:  # a former value is given only as one
             states, other = False, False
+        if states and _other_column(claim, place):  # Q2's cell where the sentence says Q3
+            states, other = False, True
         score = sum(weight for word, weight in claim.words if word in place.words)
         if not states and _meets(claim, place):
             states, other = True, False  # "a fee of EUR 150k" is a case of "a fee above EUR 100k"
@@ -186,8 +197,9 @@ def claims_backed(segment: str, chunk: str) -> bool:
         and coordinates_hold(found, chunk)
 
 
-# A name: a capitalised word after a sentence's first ("SeaFresh", "Gdańsk"), or a code.
-_NAME = re.compile(r"(?<=\s)[A-Z][^\W_]*(?:[-'’][^\W_]+)*(?<!['’]s)|\b[A-Z]+-?\d[\w-]*")
+# A name: a capitalised word after a sentence's first ("SeaFresh", "Gdańsk"), or a code; "I"
+# and "I'm" are the asker's words, echoed.
+_NAME = re.compile(r"(?<=\s)(?!I\b|I['’][a-z]+\b)[A-Z][^\W_]*(?:[-'’][^\W_]+)*(?<!['’]s)|\b[A-Z]+-?\d[\w-]*")
 NAMED = 0.75  # the weight of a claim's words a place must hold to state it for its thing
 
 

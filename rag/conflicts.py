@@ -21,7 +21,8 @@ from typing import Any
 
 from rag.answer import AnswerSegment
 from rag.claims import Claim, agrees, claim_backed, claims, coordinates_hold, states_former
-from rag.places import Place, fields, following, keys, places, title, unwrapped
+from rag.layout import fields, following, title, unwrapped
+from rag.places import Date, Place, is_year, keys, places
 from rag.references import marked
 from rag.text import MARKER, NUMBER, TABLE_RULE, cells, split_sentences
 from rag.settings import Settings
@@ -183,7 +184,7 @@ class ConflictFinder:
         than the model's refused (`gate`: Answer.refused_by): then nothing was read. With them,
         the `candidates` (Sources numbered after `sources`) that a conflict cites, renumbered on
         from the last source: the sources to add."""
-        if not self.enabled or gate not in (None, "model"):
+        if not self.enabled or gate not in (None, "model", "references"):
             return [], []
         asked = set(NUMBER.findall(question))  # "layer 2", "2025": given, not claimed
         stated = [(c, _words(c, answer)) for c in claims(answer)
@@ -194,9 +195,11 @@ class ConflictFinder:
             return [], []
         newer_than = cache(self.newer)  # the relation is read once for this answer
         found: dict[tuple, Conflict] = {}
-        for claim, what in stated or self._asked(question, sources):
+        if not stated:
+            return self._asked(question, sources, newer_than), []
+        for claim, what in stated:
             sentence = tuple(c for c in claims(answer) if c.sentence == claim.sentence)
-            thing = Thing.of(sentences[claim.sentence] if stated else "", question)
+            thing = Thing.of(sentences[claim.sentence], question)
             backers = [s for s in sources if claim_backed(claim, s.text)]
             for backer in backers:
                 newer = newer_than(backer.doc)
@@ -219,22 +222,53 @@ class ConflictFinder:
                                                        _stating(rival, other.text) if stale else ""))
         return _numbered(list(found.values()), sources, candidates)
 
-    def _asked(self, question: str, sources: Sequence[Any]) -> list[tuple[Claim, str]]:
-        """The question's thing as a claim: the first figure of the place, among the sources, that
-        names most of the question's words (at least half of them)."""
+    def _asked(self, question: str, sources: Sequence[Any], newer_than: Newer) -> list[Conflict]:
+        """Where the answer claims no figure: per source, the sentence or table row naming the
+        most of the question's words (more than half), and its first figure the question does not
+        give (no year, no former value; else its first date); two sources of documents no
+        currency relation orders whose figures, in one unit, differ disagree on the asked thing."""
         words = {k for k, _, _ in keys(question)}
-        best, score = None, len(words) / 2
+        given = set(NUMBER.findall(question))  # "Scope 1 and 2 ... in 2024": the question's, not asked
+        picks = []
         for source in sources:
-            for place in places(source.text):
-                if (place.amounts or place.dates) and len(words & place.words) > score:
-                    best, score = place, len(words & place.words)
-        if best is None:
-            return []
-        weights = tuple((word, 1.0) for word in sorted(words & best.words))
-        amount = best.amounts[0] if best.amounts else None
-        claim = Claim(amount, None if amount else best.dates[0], weights)
-        what = " ".join(question[s:e] for k, s, e in keys(question) if k in best.words)
-        return [(claim, what)]
+            groups: dict[tuple, list[Place]] = {}
+            for place in places(source.text):  # a sentence's places, or a table row's cells
+                groups.setdefault(place.cell[:2] if place.cell else (place.line,), []).append(place)
+            best: tuple[int, Any, frozenset[str]] | None = None
+            for group in groups.values():
+                held = words & frozenset().union(*(p.words for p in group))
+                # the question's own figures it holds tell "Scope 1 and 2" from "Scope 1"
+                score = len(held) + len(given & {a.number for p in group for a in p.amounts})
+                value = next((a for p in group if not p.former for a in p.amounts
+                              if a.number not in given and not is_year(a)), None) \
+                    or next((d for p in group if not p.former for d in p.dates), None)
+                if value is not None and len(held) >= len(words) / 2 and (best is None or score > best[0]):
+                    best = (score, value, held)
+            if best is not None:
+                picks.append((source, best[1], best[2]))
+        found = []
+        for i, (one, first, held) in enumerate(picks):
+            for other, second, _ in picks[i + 1:]:
+                ordered = one.doc in newer_than(other.doc) or other.doc in newer_than(one.doc)
+                if one.doc == other.doc or ordered or _same_or_unlike(first, second):
+                    continue
+                what = " ".join(question[s:e] for k, s, e in keys(question) if k in held)
+                found.append(Conflict(what, tuple({"value": _shown(v), "ref": s.ref, "doc": s.doc}
+                                                  for s, v in ((one, first), (other, second)))))
+        return found[:1]
+
+
+def _same_or_unlike(first: Amount | Date, second: Amount | Date) -> bool:
+    """The two values agree, or are of different kinds or units: no disagreement."""
+    if isinstance(first, Amount) != isinstance(second, Amount):
+        return True
+    if isinstance(first, Amount):
+        return first.unit != second.unit or first.value == second.value
+    return first == second
+
+
+def _shown(value: Amount | Date) -> str:
+    return shown(Claim(value, None, ()) if isinstance(value, Amount) else Claim(None, value, ()))
 
 
 def _stating(claim: Claim, text: str) -> str:
@@ -299,9 +333,23 @@ def _words(claim: Claim, answer: str) -> str:
 
 def said(text: str, conflicts: Sequence[Conflict], language: str) -> str:
     """The answer's text with one sentence per conflict: "Sources disagree: [1] gives 14, [2] gives 12."."""
-    lead, each, current = _SAID.get(language, _SAID["English"])
-    lines = [f"{lead}{f' ({c.what})' if c.what else ''}: "
-             + ", ".join(each.format(ref=f"[{v['ref']}]", value=v["value"]) for v in c.values)
-             + (current.format(ref=f"[{c.current}]") if c.current else "") + "."
-             for c in conflicts]
+    lines = [_line(c, language) for c in conflicts]
     return " ".join([text, *lines]) if lines else text
+
+
+def disagreement(conflicts: Sequence[Conflict], sources: Sequence[Any],
+                 language: str) -> tuple[str, list[AnswerSegment]]:
+    """The answer where the model wrote none the sources back but they give the asked thing two
+    values: one sentence per conflict, cited to both sources at 1.0 (read, not matched)."""
+    by_ref = {s.ref: s for s in sources}
+    segments = [AnswerSegment(_line(c, language), [i, i], True,
+                              [by_ref[v["ref"]].reference(1.0) for v in c.values if v["ref"] in by_ref])
+                for i, c in enumerate(conflicts)]
+    return " ".join(s.text for s in segments), segments
+
+
+def _line(conflict: Conflict, language: str) -> str:
+    lead, each, current = _SAID.get(language, _SAID["English"])
+    return (f"{lead}{f' ({conflict.what})' if conflict.what else ''}: "
+            + ", ".join(each.format(ref=f"[{v['ref']}]", value=v["value"]) for v in conflict.values)
+            + (current.format(ref=f"[{conflict.current}]") if conflict.current else "") + ".")

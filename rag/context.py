@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.asked import lacks
-from rag.places import current_fields, fields, following, title
+from rag.corrections import current_fields, former_sentences, lead_label
+from rag.layout import fields, following, title, unwrapped
 from rag.scoring import BiEncoderScorer
 from rag.settings import Settings
 from rag.text import cells, split_sentences, table_rows, trigrams
@@ -57,7 +58,7 @@ def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:
         if (match := _HEADING.match(lines[0])) and len(lines) == 1:
             heading, over = (match.group(1),), ()
             continue
-        if len(lines) == 1 and (match := title(lines[0], following(blocks, i))):
+        if len(whole := unwrapped(lines)) == 1 and (match := title(whole[0], following(blocks, i))):
             # "1. Annual recurring revenue (ARR)" over "Corrected ARR figure: EUR 32.6M": each
             # field is read with what it is of
             over = (match.group(1).strip(),)
@@ -78,8 +79,16 @@ def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:
             out += [Unit(chunk, len(out) + n, line, over or heading)
                     for n, line in enumerate(current_fields(lines))]
             continue
-        out += [Unit(chunk, len(out) + n, " ".join(current_fields([sentence])), over or heading)
-                for n, sentence in enumerate(split_sentences(block))]
+        for line in unwrapped(lines):  # a hard-wrapped sentence whole
+            sentences = split_sentences(line)
+            # An erratum's item ("2. Written customer complaints. The report states 1,284. ... The
+            # corrected figure is 1,348."): its label leads the rest; the old value is not shown.
+            at, label = lead_label(sentences)
+            olds = former_sentences(sentences)
+            kept = [s for i, s in enumerate(sentences) if i not in olds and i > at]
+            out += [Unit(chunk, len(out) + n, " ".join(current_fields([sentence])),
+                         (over or heading) + ((label,) if label else ()))
+                    for n, sentence in enumerate(kept)]
     return out
 
 

@@ -22,7 +22,7 @@ from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer, is_re
 from rag.asked import lacks
 from rag.cells import CellLookup
 from rag.compose import Composer, notice
-from rag.conflicts import ConflictFinder, restated, said
+from rag.conflicts import ConflictFinder, disagreement, restated, said
 from rag.context import ContextBuilder, Evidence, Widening
 from rag.currency import CurrentFirst
 from rag.hop import Hop, Hopped
@@ -166,10 +166,16 @@ class RagPipeline:
             conflicts, added = self.conflicts.find(query.standalone, text, sources, gate, later)
             sources = [*sources, *added]
             timings["conflicts"] = round((time.perf_counter() - checked) * 1000, 1)
-            text, segments = restated(text, segments or [], conflicts, sources)  # the current version's
-            if hopped is not None:  # the bridge's line cited too: the answer cites both documents
-                text, segments = hopped.cited(text, segments or [], sources, gate)
-            return Answer(query.asked, said(text, conflicts, language), segments or [], sources, timings,
+            if conflicts and gate in ("model", "references"):
+                # No backed answer, but two sources give the asked thing two values: that is the answer.
+                text, segments = disagreement(conflicts, sources, language)
+                gate, mode, shown = None, "conflict", text
+            else:
+                text, segments = restated(text, segments or [], conflicts, sources)  # the current version's
+                if hopped is not None:  # the bridge's line cited too: the answer cites both documents
+                    text, segments = hopped.cited(text, segments or [], sources, gate)
+                shown = said(text, conflicts, language)
+            return Answer(query.asked, shown, segments or [], sources, timings,
                           self.matcher.scorer.kind, self.reranker.scorer_kind, query.rewritten,
                           query.translated, gate, draft, mode or ("composed" if composes else "generated"),
                           widened, [c.to_dict() for c in conflicts], hopped and hopped.entity)
@@ -206,6 +212,9 @@ class RagPipeline:
             if not step:
                 blocks = evidence.text.split("\n\n")
                 verdict = self.premise.check(query.search, blocks)
+                if verdict.status == "absent" and query.search != query.standalone:
+                    # a name the translation spelled ("Roterdam" for 로테르담) is not the asker's
+                    verdict = self.premise.check(query.standalone, blocks)
                 lap("premise")
                 # Evidence in the other script may spell a name otherwise ("Article 1", 제1조): there
                 # an absence is no evidence; a contradiction is.

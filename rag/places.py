@@ -11,10 +11,11 @@ reads a sentence's claims with the same functions, so a sentence copied from a c
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from rag.corrections import former_sentences, lead_label, old_sides
+from rag.layout import fields, following, title, unwrapped
 from rag.text import HEADER, TABLE_RULE, cells, split_sentences
 from rag.units import (CURRENCIES, SCALES, UNITS, Amount, amounts, bounds, named_scales,
                        named_units)
@@ -52,7 +53,7 @@ less most least new now still yet again same other another one two three first s
 reached reach reaches reaching measured measure recorded record stood stands stand came comes
 amounted amounts amount totalled totaled total totals value values figure figures number level
 showed shows show gave gives given got get gets ended end ends come set sets made make makes
-approximately approx around roughly nearly almost exactly
+approximately approx around roughly nearly almost exactly pound pounds sterling
 """.split()) | {s.lower() for spellings in UNITS.values() for s in spellings} \
     | {s.lower() for spellings in CURRENCIES.values() for s in spellings} | set(SCALES) | set(_MONTHS) \
     | {"이", "그", "및", "등", "약", "총", "이었", "였다", "였으", "이다", "있다", "했다", "되었", "됐다",
@@ -128,6 +129,15 @@ def keys(text: str) -> tuple[tuple[str, int, int], ...]:
     return tuple(found)
 
 
+_PERIOD = re.compile(r"\b(?:Q[1-4]|H[12]|FY ?\d{2}(?:\d{2})?|[1-4]Q)\b", re.IGNORECASE)
+
+
+def periods(text: str) -> frozenset[str]:
+    """The quarters, halves and fiscal years a text names ("Q3", "H1", "FY24"), lower-cased, no
+    space: too short to be keys, yet what tells a table's Q2 column from its Q3 column."""
+    return frozenset(m.group().lower().replace(" ", "") for m in _PERIOD.finditer(text))
+
+
 def dates(text: str) -> list[tuple[Date, int, int]]:
     """(date, start, end) of each date of the text, none overlapping another."""
     found: list[tuple[Date, int, int]] = []
@@ -164,6 +174,7 @@ def places(chunk: str) -> tuple[Place, ...]:
     sentences of an answer."""
     found: list[Place] = []
     lines = unwrapped(chunk.splitlines())
+    sides = old_sides(lines)
     header: list[str] = []
     table = row_number = sentences = 0
     # The header's values (the document's title, its key fields) and the section heading name
@@ -187,12 +198,17 @@ def places(chunk: str) -> tuple[Place, ...]:
             header = [] if not line.strip() else header
             if heading := _HEADING.match(line) or title(line, following(lines, i)):
                 titled = named | frozenset(k for k, _, _ in keys(heading.group(1)))
-            for sentence in split_sentences(line):
+            split = split_sentences(line)
+            paired = sides[i]  # "Printed: 78.6%" above "Correct: 76.8%": an erratum's old side
+            lead, label = lead_label(split)  # "2. Written customer complaints. The report states ..."
+            item = titled | frozenset(k for k, _, _ in keys(label))
+            olds = former_sentences(split)
+            for n, sentence in enumerate(split):
                 sentences += 1
                 for label, text in fields(sentence):
-                    # "Printed: 78.6%" above "Correct: 76.8%": an erratum's old side
-                    former = bool(_OLD_SIDE.fullmatch(label.strip()))  # "Stated in the report" too
-                    found += [replace(_labelled(place, label, titled), former=place.former or former)
+                    former = label.strip() in paired or n in olds
+                    found += [replace(_labelled(place, label, item if n > lead >= 0 else titled),
+                                      former=place.former or former)
                               for place in _clauses(text, sentences)]
             continue
         if TABLE_RULE.match(line.strip()):
@@ -203,35 +219,9 @@ def places(chunk: str) -> tuple[Place, ...]:
                 column = header[j] if j < len(header) else ""
                 place = _place(cell, f"{' '.join(row)} {column}", f"{line} {column} |",
                                (table, row_number, j) if header else None, -table)
-                place = replace(place, column=frozenset(k for k, _, _ in keys(column)))
+                place = replace(place, column=frozenset(k for k, _, _ in keys(column)) | periods(column))
                 found.append(_labelled(place, "", titled))
     return tuple(found)
-
-
-# a table row, heading or list item starts a line (a list number, not a year: "2025. The ...")
-_BLOCK = re.compile(r"^\s*(?:\||#|[-*•·]\s|\d{1,3}[.)]\s)")
-
-
-def unwrapped(lines: list[str]) -> list[str]:
-    """Lines with a hard-wrapped paragraph's lines joined (a plain-text file wrapped at 72
-    columns splits "account for 45% of / revenue"): a line continues the one before when that one
-    is long and ends no sentence, or when it starts in lower case.
-
-    >>> unwrapped(["Clients account for 45% of the firm's revenue this year, and food for", "40%.", "Notes"])
-    ["Clients account for 45% of the firm's revenue this year, and food for 40%.", 'Notes']
-    >>> unwrapped(["Customers and revenue", "Revenue in 2024 was EUR 58.3 million."])
-    ['Customers and revenue', 'Revenue in 2024 was EUR 58.3 million.']
-    """
-    joined: list[str] = []
-    for line in lines:
-        previous = joined[-1] if joined else ""
-        wrapped = len(previous) >= 50 and not re.search(r"[.!?:;]\s*$", previous)
-        if (previous.strip() and line.strip() and not _BLOCK.match(line) and not _BLOCK.match(previous)
-                and (line.lstrip()[:1].islower() or wrapped)):
-            joined[-1] = f"{previous.rstrip()} {line.strip()}"
-        else:
-            joined.append(line)
-    return joined
 
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
@@ -243,69 +233,6 @@ _ATTRIBUTION = re.compile(
     r"|as per|see|per)\s+(?:the\s+)?(?:[\w'’-]+\s+){0,4}?(?:report|erratum|errata|memo|document|policy|notes?"
     r"|minutes|table|register|file|deck|sheet|passage|source|context|text|review|log|catalogue|directory)s?\b",
     re.IGNORECASE)
-# A plain-text heading: a short line, no sentence, over "label: value" fields ("Correction 1 -
-# Kraków occupancy" over "Printed: 78.6%").
-_LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)]\s+")
-_TITLE = re.compile(r"^\s*([^\s:|#*-][^:|.!?]{2,60}?)\s*$")
-# A field label naming the value a correction or change replaces.
-_OLD_SIDE = re.compile(r"(?:printed|was|old|incorrect|wrong|previously|previous(?: value)?|original(?:ly)?|"
-                       r"before|stated|formerly|정정 전|기존|변경 전)(?:\s+(?:in|as|on)\b.*)?", re.IGNORECASE)
-# A field's label: a key path ("term.notice_period_days") or up to four words, at the start of a
-# sentence or after the previous field's value ("Address: Noorderlaan 412 Headcount: 188", a
-# Markdown paragraph of "label: value" lines joined by the converter).
-_LABEL = re.compile(r"(?:^|(?<=\s))([A-Za-z_][\w.\[\]-]*(?: [A-Za-z][\w-]*){0,3}|[가-힣]+(?: [가-힣]+){0,2})"
-                    r":\s+")
-
-
-def title(line: str, following: str) -> re.Match | None:
-    """A short line of a few words standing over a "label: value" field, as a heading; its list
-    number is no part of it ("1. Annual recurring revenue (ARR) at 30 September 2024")."""
-    match = _TITLE.match(_LIST_NUMBER.sub("", line))
-    if match and len(match.group(1).split()) <= 10 and fields(following.strip())[0][0]:
-        return match
-    return None
-
-
-def following(lines: Sequence[str], i: int) -> str:
-    """The first line after line `i` that is not blank: a title may stand a blank line above its fields."""
-    return next((line for line in lines[i + 1 :] if line.strip()), "")
-
-
-def fields(sentence: str) -> list[tuple[str, str]]:
-    """(label, value) of each field of a sentence that starts with one, else [("", sentence)]:
-
-    >>> fields("Headcount: 71 Site manager: Tomasz Wiśniewski")
-    [('Headcount', '71'), ('Site manager', 'Tomasz Wiśniewski')]
-    >>> fields("term.notice_period_days: 90")
-    [('term.notice_period_days', '90')]
-    >>> fields("The audit found 3 issues: two high.")
-    [('', 'The audit found 3 issues: two high.')]
-    """
-    labels = list(_LABEL.finditer(sentence))
-    if not labels or labels[0].start() != 0:
-        return [("", sentence)]
-    ends = [m.start() for m in labels[1:]] + [len(sentence)]
-    return [(m.group(1), sentence[m.end():end].strip()) for m, end in zip(labels, ends)]
-
-
-def current_fields(lines: Sequence[str]) -> list[str]:
-    """A block's lines without the fields that give a correction's or change's former value, when
-    the block also gives the value in force; the small model reads the wrong side of a pair often.
-
-    >>> current_fields(["Stated in the report: EUR 33.1M", "Corrected ARR figure: EUR 32.6M"])
-    ['Corrected ARR figure: EUR 32.6M']
-    >>> current_fields(["Printed: 78.6%"])
-    ['Printed: 78.6%']
-    """
-    read = [fields(line.strip()) for line in lines]
-    sides = {bool(_OLD_SIDE.fullmatch(label.strip())) for pairs in read for label, _ in pairs}
-    if not all(pairs[0][0] for pairs in read) or sides != {True, False}:
-        return [line.strip() for line in lines]
-    kept = [[(label, value) for label, value in pairs if not _OLD_SIDE.fullmatch(label.strip())]
-            for pairs in read]
-    return [" ".join(f"{label}: {value}" for label, value in pairs) for pairs in kept if pairs]
-
-
 def _labelled(place: Place, label: str, titled: frozenset[str]) -> Place:
     """The place with its section heading's keys and, in a field, its label's: the label names
     the value's thing, and the unit or scale of a bare value ("term.notice_period_days: 90")."""

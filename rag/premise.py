@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.premise_words import (
-    ASKED, BOUND_AFTER, BOUND_BEFORE, CODE, ENDS, FIGURE, IDENTIFIER, MONTH, MONTHS, NAME, NOT_NAMES,
-    PAIRS, PARTICLE, QUANTITIES, SCALE, STOP, TIME_AFTER, VERSION, WH_KO, YES_NO, Side, acronym,
+    ASKED, BOUND_AFTER, BOUND_BEFORE, CLAUSE_AFTER, CODE, ENDS, FIGURE, IDENTIFIER, MONTH, MONTHS, NAME,
+    NOT_NAMES, PAIRS, PARTICLE, QUANTITIES, SCALE, STOP, TIME_AFTER, VERSION, WH_KO, YES_NO, Side, acronym,
     holds_acronym,
 )
 from rag.settings import Settings
@@ -234,7 +234,9 @@ class PremiseCheck:
         for first, second in PAIRS:
             for asked, opposite in ((first, second), (second, first)):
                 match = next((m for m in asked.asked.finditer(question)
-                              if not TIME_AFTER.match(question[m.end():])), None)
+                              if not TIME_AFTER.match(question[m.end():])
+                              and not (m.group().lower() in ("before", "after")
+                                       and CLAUSE_AFTER.match(question[m.end():]))), None)
                 if match is None:
                     continue
                 verdict = self._contradiction(question, match, asked, opposite, about, language)
@@ -349,6 +351,9 @@ _NO_KIND = re.compile(r"(?:est|ly|ed|ing)$|^(?:most|least|best|worst|top|more|le
 _UNQUALIFIED = STOP | frozenset("the a an your our their his her its this that these those each every per "
                                 "for with and or by from".split())
 _LATIN = re.compile(r"[A-Za-z]+")
+# A word after "to", a modal or a subject pronoun is a verb, no qualifier of the noun after it.
+_VERB_BEFORE = re.compile(r"\b(?:to|can|could|must|will|would|shall|should|may|might|do|does|did|"
+                          r"i|we|you|they)\s+$", re.IGNORECASE)
 
 
 def _other_kind(question: str, texts: Sequence[str]) -> str:
@@ -364,6 +369,8 @@ def _other_kind(question: str, texts: Sequence[str]) -> str:
         qualifier, noun = match.groups()
         if {qualifier, noun} & (STOP | _FUNCTION) or qualifier in _UNQUALIFIED or _NO_KIND.search(qualifier) \
                 or _stem(qualifier) in stems:  # "our pump" names no kind of pump
+            continue
+        if _VERB_BEFORE.search(question, 0, match.start()):  # "have to redo fatigue training": a verb
             continue
         before = [words[i - 1] for i, stem in enumerate(stemmed) if i and stem == _stem(noun)]
         if before and all(b not in _UNQUALIFIED for b in before):

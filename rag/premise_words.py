@@ -110,6 +110,12 @@ PAIRS: tuple[tuple[Side, Side], ...] = (
 TIME_AFTER = re.compile(r"\s*(?:year|month|week|day|quarter|time|night|decade|century|years|months|weeks"
                         r"|days|quarters|times|해|년|달|월|주|분기)\b", re.IGNORECASE)
 
+# A clause after "before" or "after" makes it a conjunction of time, no premise: "how long before
+# waiting charges start", "after the truck arrives".
+CLAUSE_AFTER = re.compile(r"\s+(?:[\w'’-]+\s+){0,3}?(?:starts?|begins?|appl(?:y|ies)|kicks?|ends?|"
+                          r"arrives?|leaves?|is|are|was|were|has|have|had|gets?|goes?|comes?|runs?\s+out)\b",
+                          re.IGNORECASE)
+
 # Any form that asks for a side: left out when a question and a sentence are compared for subject.
 ASKED = re.compile("|".join(f"(?:{side.asked.pattern})" for pair in PAIRS for side in pair), re.IGNORECASE)
 

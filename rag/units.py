@@ -105,8 +105,9 @@ FREQUENCY_WORDS = r"once|twice|daily|weekly|fortnightly|monthly|quarterly|yearly
 # as 제 does in Korean: no figure.
 _PART_LABEL = re.compile(r"(?:\b(?:section|article|clause|chapter|paragraph|annex|appendix|slide|page|"
                          r"table|figure)\s?|§\s?)$", re.IGNORECASE)
-_NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})\s*[\])]|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)",
-                    re.IGNORECASE)
+# "(mm)", "(% of revenue)", "| speed_kmh |": a unit named for the figures under it
+_NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})(?:\s+(?:of|per)\s[^\])]*)?\s*[\])]"
+                    rf"|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)", re.IGNORECASE)
 _NAMED_MONEY = re.compile(rf"(?<![A-Za-z])({_alternation(_CODES)})(?![A-Za-z])")
 # A snake_case header names its currency and scale as words of its own: "fee_eur_k", "retention_eur_m"
 # (there "m" is millions, not metres).
@@ -173,12 +174,24 @@ def amounts(text: str) -> tuple[Amount, ...]:
         number = match.group("number")
         if not spelled and _PART_LABEL.search(text, max(0, match.start() - 12), match.start()):
             continue
+        if _fiscal_tail(text, match.start(), number):
+            continue
         try:
             worth = value(number) * (SCALES[scale.lower()] if scale else 1.0)
         except ValueError:  # an address or a version ("127.0.0.1", "2.13.0") states no figure
             continue
         found.append(Amount(number, worth, currency or unit, match.start(), end))
     return tuple(found)
+
+
+# A fiscal year spans two ("2023/24", "2024–25"): the second is no figure of its own, and the span
+# is read as its first year, as "in 2023" is.
+_SPAN_START = re.compile(r"(?<!\d)((?:19|20)\d\d)\s?[/–]\s?$")
+
+
+def _fiscal_tail(text: str, start: int, number: str) -> bool:
+    opened = _SPAN_START.search(text, max(0, start - 7), start)
+    return bool(opened) and len(number) == 2 and int(number) == (int(opened.group(1)) + 1) % 100
 
 
 def figures(text: str) -> list[tuple[str, str | None, int]]:

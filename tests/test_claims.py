@@ -320,3 +320,78 @@ def test_a_plain_text_title_names_the_fields_under_it():
     revenue, so a paraphrase of it is backed in other words (the positive claim rule)."""
     assert claims_named("Busan made EUR 1.24 million in F&B revenue in Q3 2024.", CORRECTION)
     assert not claims_named("Busan made EUR 82.1 million in F&B revenue in Q3 2024.", CORRECTION)
+
+
+ERRATUM_PROSE = """Title: erratum-annual-report-2023-24
+
+Following an internal audit, two figures of the Annual Performance Report 2023/24 were
+found to be incorrect.
+
+1. Leakage. The report states 38.4 Ml/d. This is wrong because night-flow data were
+double-counted. The corrected figure is 41.7 Ml/d.
+
+2. Written customer complaints. The report states 1,284. Complaints received through
+the web chat channel were omitted. The corrected figure is 1,348."""
+
+
+def test_an_erratum_in_prose_backs_the_corrected_figure_under_its_item_label():
+    """A hard-wrapped numbered item: its label ("Written customer complaints") names what the
+    corrected figure measures, and "The report states ..." is the value it replaces."""
+    assert claims_named("The number of written complaints in 2023/24 was 1,348.", ERRATUM_PROSE)
+    assert claims_backed("Leakage in 2023/24 was 41.7 Ml/d.", ERRATUM_PROSE)
+    assert not claims_backed("We received 1,284 written complaints in 2023/24.", ERRATUM_PROSE)
+    assert not claims_backed("Leakage in 2023/24 was 38.4 Ml/d.", ERRATUM_PROSE)
+
+
+def test_a_fiscal_year_is_one_period_and_the_asker_is_no_name():
+    found = amounts("In 2023/24 and 2024–25 we billed 48.2 per year.")
+    assert [a.number for a in found] == ["2023", "2024", "48.2"]
+    assert [a.number for a in amounts("From 2024/12 on")] == ["2024", "12"]  # not the year after
+    chunk = "Title: Tariff 2024/25\n\nhousehold.metered.water.standing_charge_per_year: 48.2"
+    assert claims_named("The water standing charge under the 2024/25 tariff is 48.2 pounds per year.", chunk)
+    assert claims_named("The yearly water standing charge I'm billed is 48.2.", chunk)
+
+
+PUBLISHED = """ERRATUM
+
+Report:    Q2 2025 Depot Report
+Published: 14 July 2025
+
+1. Hull - pallets despatched (section 2 table and section 3 narrative)
+
+   Published:  48,300
+   Correct:    43,800
+
+2. Goole - average unload time (section 2 table and
+   section 4)
+
+   Published:  41 minutes
+   Correct:    47 minutes"""
+
+
+def test_a_published_and_correct_field_pair_backs_only_the_correct_value():
+    """"Published:" is the old side only beside "Correct:"; alone it dates the document. The
+    title over the pair keeps its words though its note makes it long or wraps it."""
+    assert claims_named("Hull despatched 43,800 pallets.", PUBLISHED)
+    assert not claims_backed("Hull despatched 48,300 pallets.", PUBLISHED)
+    assert claims_named("The average unload time at Goole was 47 minutes.", PUBLISHED)
+    assert not claims_backed("The average unload time at Goole was 41 minutes.", PUBLISHED)
+    assert claims_backed("The report was published on 14 July 2025.", PUBLISHED)
+
+
+QUARTERS = """# Key performance indicators, 2024 by quarter
+
+| KPI | Q1 2024 | Q2 2024 | Q3 2024 | Q4 2024 |
+|---|---|---|---|---|
+| Revenue (GBP m) | 11.8 | 12.4 | 12.9 | 13.6 |
+| Claims ratio (% of revenue) | 0.42 | 0.38 | 0.35 | 0.47 |"""
+
+
+@pytest.mark.parametrize(("segment", "backed"), [
+    ("The claims ratio for Q3 2024 was 0.35% of revenue.", True),  # "(% of revenue)" names the unit
+    ("The claims ratio for Q3 2024 was 0.38% of revenue.", False),  # Q2's cell
+    ("Revenue in Q2 2024 was GBP 12.4m.", True),
+    ("Revenue in Q2 2024 was GBP 12.9m.", False),  # Q3's cell
+])
+def test_a_cell_under_a_period_column_backs_only_that_period(segment, backed):
+    assert claims_backed(segment, QUARTERS) is backed

@@ -102,6 +102,40 @@ def test_a_chunk_ranked_below_the_kept_ones_that_disagrees_joins_the_sources(sto
     assert [s.doc for s in answer.sources] == [SURVEY] and answer.conflicts == []
 
 
+def test_a_draft_no_source_backs_is_answered_by_the_disagreement(store):
+    """The model mixes the two documents' words into a sentence neither backs (or declines): the
+    answer is the disagreement itself, both values cited at 1.0, no longer a refusal."""
+    from rag.pipeline import RagPipeline
+
+    replies = ["The north warehouse has 13 loading docks, rebuilt after the 2019 fire [1].",
+               "I cannot answer this from the documents."]
+    pipeline = RagPipeline(store, llm=ScriptedLLM(replies=replies, prompts=[]))
+    for reply in replies:
+        answer = pipeline.answer(DOCKS_Q)
+        refs = {s.doc: s.ref for s in answer.sources}
+        assert answer.answerable and answer.mode == "conflict" and answer.draft == reply, answer.answer
+        assert answer.answer.startswith("Sources disagree") and len(answer.segments) == 1
+        assert {(r.doc, r.score) for r in answer.segments[0].references} == {(SURVEY, 1.0), (REGISTER, 1.0)}
+        assert f"[{refs[SURVEY]}] gives 14" in answer.answer
+        assert f"[{refs[REGISTER]}] gives 12" in answer.answer
+
+
+def test_a_refusal_compares_the_sentences_naming_the_question_and_its_figures():
+    """No claim to check: each source's sentence naming most of the question's words (and its
+    figures: "sites 1 and 2", not "site 1") gives its first other figure; two differ."""
+    finder = ConflictFinder(lambda doc: [])
+    sources = [
+        SimpleNamespace(ref=1, doc="update.md", text="- Our total water use for 2024 (sites 1 and 2) was "
+                        "48,200 cubic metres, down from 51,000 in 2023.\n\n- Four vans are electric."),
+        SimpleNamespace(ref=2, doc="report.pdf", text="Site 1 water use was 30,100 cubic metres.\n\n"
+                        "Water use at sites 1 and 2 was 42,800 cubic metres, down from 51,000 in 2023.")]
+    question = "What was our water use (sites 1 and 2) in 2024?"
+    found, _ = finder.find(question, "", sources, gate="references")
+    assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("48,200", 1), ("42,800", 2)]]
+    ordered = ConflictFinder(lambda doc: ["report.pdf"] if doc == "update.md" else [])
+    assert ordered.find(question, "", sources, gate="model") == ([], [])
+
+
 def _source(ref: int, doc: str, text: str) -> Source:
     return Source(ref, f"{doc}-0", doc, None, None, None, None, False, text, 0.0)
 

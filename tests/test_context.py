@@ -94,3 +94,21 @@ def test_each_chunk_is_labelled_and_header_fields_written_once_per_document(samp
                                 "(Title: Frontal impact test FT-2024-07; Test Name: FT-2024-07;")
     repeated = [label for label in labels[1:] if "FT-2024-07.pptx" in label]
     assert repeated and all("Region:" not in label for label in repeated)  # the title only, after the first
+
+
+def test_an_erratum_item_in_prose_shows_its_corrected_value_under_its_label():
+    item = ("2. Written customer complaints. The report states 1,284. Complaints received through\n"
+            "the web chat channel were omitted. The corrected figure is 1,348.")
+    assert [(u.lead, u.text) for u in units(item)] == [
+        (("Written customer complaints",), "Complaints received through the web chat channel were omitted."),
+        (("Written customer complaints",), "The corrected figure is 1,348."),
+    ]
+
+
+def test_a_published_field_is_hidden_only_beside_its_correction():
+    block = ("Report: Q2 2025 Depot Report\nPublished: 14 July 2025\n\n"
+             "1. Hull - pallets despatched (section 2 table and section 3 narrative)\n\n"
+             "   Published:  48,300\n   Correct:    43,800")
+    assert [(u.lead, u.text) for u in units(block)] == [
+        ((), "Report: Q2 2025 Depot Report"), ((), "Published: 14 July 2025"),
+        (("Hull - pallets despatched",), "Correct: 43,800")]

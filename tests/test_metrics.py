@@ -105,6 +105,10 @@ def test_aggregate_means_and_rank_over_found_bundles():
     # a currency's scale: "EUR 1.24m" is EUR 1.24 million
     ("Busan made EUR 1.24 million in F&B revenue.", "EUR 1.24m", True),
     ("Busan made EUR 1.42 million in F&B revenue.", "EUR 1.24m", False),
+    # every dash a hyphen; a bracketed note of the gold answer is no part of its key value
+    ("The gate is open 06:00-14:00 on Saturdays.", "06:00–14:00", True),
+    ("The deadline is still 31 March 2025.", "31 March 2025 (unchanged)", True),
+    ("The deadline is 24 March 2025.", "31 March 2025 (unchanged)", False),
     ("Yes, the report is final.", "Yes", True),
     ("The report is not final.", "Yes", False),
 ])

@@ -273,12 +273,22 @@ TRAVEL = [
     ("What mileage is paid when I use my own car?", True),
     ("How much is paid per km if I drive my car for work?", True),  # no other kind named
     ("What is the largest daily allowance in Europe?", True),  # a superlative is no kind
+    ("How often do I have to renew mileage claims?", True),  # a verb after "to" is no kind
 ])
 def test_a_kind_the_evidence_never_qualifies_its_noun_with_is_absent(check, question, holds):
     verdict = check.check(question, TRAVEL)
     assert verdict.holds is holds, verdict
     if not holds:
         assert verdict.message == "The documents say nothing about rental car."
+
+
+def test_before_a_clause_is_a_time_conjunction_not_a_premise(check):
+    """"before waiting charges start" is no claim that they start before anything: the evidence
+    saying they are charged after the free time is the same fact."""
+    rates = ["[1] rate-card.json: waiting (Title: rate-card)\n"
+             "Waiting is charged at GBP 52 per hour after 90 minutes of free waiting."]
+    assert check.check("How much free waiting time is there before waiting charges start?", rates).holds
+    assert not check.check("What was charged per hour before the free waiting?", rates).holds
 
 
 def test_function_words_name_no_kind(check):
