@@ -17,6 +17,15 @@ do not say within how many days a claim is filed.
     'no figure'
     >>> lacks("Within how many days must claims be filed?", ["Within thirty days of the trip."]) is None
     True
+
+A date is no quantity, and a "where" is not answered by the question's own words and a date:
+
+    >>> lacks("How much notice must we give?", ["We must give notice by 28 February 2025, after Q4 [1]."])
+    'no figure'
+    >>> lacks("Where do visitors check in when they arrive?", ["Visitors check in on 31 October [1]."])
+    'no place'
+    >>> lacks("Where do visitors check in?", ["Visitors check in at the gatehouse [1]."]) is None
+    True
 """
 
 from __future__ import annotations
@@ -24,9 +33,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from rag.places import dates, keys
 from rag.text import MARKER
 from rag.units import FREQUENCY_WORDS, NUMBER_WORDS, amounts, named_units
 
+_ASKS_QUANTITY = re.compile(r"\bhow (?:many|much|long|far|old|large|big|high|heavy|fast|often)\b|몇|얼마",
+                            re.IGNORECASE)
+_ASKS_PLACE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
 _ASKS_FIGURE = re.compile(
     r"\b(?:how (?:many|much|long|far|old|large|big|high|heavy|fast|often)|when\b|which (?:year|date|month)|"
     r"what (?:(?:is|are|was|were|will be) )?(?:(?:the|a|an) )?(?:[\w'-]+ ){0,3}"
@@ -49,10 +62,14 @@ def _counted(question: str) -> tuple[str, str] | None:
     return (counted.group(1), unit) if unit else None
 
 
-def _gives(text: str, counted: tuple[str, str] | None) -> bool:
+def _gives(text: str, counted: tuple[str, str] | None, amounts_only: bool = False) -> bool:
+    """Whether the text gives a figure (`amounts_only`: an amount, not a digit of a code such as
+    "Q4"), or one in the unit `counted`."""
     text = MARKER.sub("", text)
     if counted is None:
-        return bool(_GIVES_FIGURE.search(text))
+        words = _GIVES_FIGURE.sub(lambda m: m.group() if not m.group().isdigit() else "", text)
+        return bool(amounts(text)) or bool(_GIVES_FIGURE.search(words)) if amounts_only \
+            else bool(_GIVES_FIGURE.search(text))
     word, unit = counted
     return any(a.unit == unit for a in amounts(text)) or bool(
         re.search(rf"\b(?:{_WORDED})[\s-]+{re.escape(word)}\b", text, re.IGNORECASE))
@@ -60,8 +77,26 @@ def _gives(text: str, counted: tuple[str, str] | None) -> bool:
 
 def lacks(question: str, texts: Iterable[str]) -> str | None:
     """What the texts lack that the question asks for ("no figure": none, or none in the unit it
-    counts in), or None; citation marks ("[1]") are no figures."""
+    counts in; a date is no quantity; "no place": a "where" answered with nothing but the
+    question's own words and a date), or None; citation marks ("[1]") are no figures."""
+    texts = [MARKER.sub("", t) for t in texts]
+    if _ASKS_PLACE.search(question) and texts and not any(_beyond(t, question) for t in texts):
+        return "no place"  # "where do I check in when I get there?" asks for a place all the same
     if not _ASKS_FIGURE.search(question):
         return None
     counted = _counted(question)
+    if _ASKS_QUANTITY.search(question):  # "how much notice": 28 February 2025 is no amount of it
+        texts = [_undated(t) for t in texts]
+        return None if any(_gives(t, counted, amounts_only=True) for t in texts) else "no figure"
     return None if any(_gives(t, counted) for t in texts) else "no figure"
+
+
+def _undated(text: str) -> str:
+    for _, start, end in reversed(dates(text)):
+        text = f"{text[:start]} {text[end:]}"
+    return text
+
+
+def _beyond(text: str, question: str) -> bool:
+    """Whether the text says something the question does not: a word (not a date) of its own."""
+    return bool({k for k, _, _ in keys(_undated(text))} - {k for k, _, _ in keys(question)})

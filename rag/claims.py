@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.places import Date, Place, is_year, owned, periods, places
-from rag.text import MARKER, folded, split_sentences
+from rag.places import Date, Place, is_year, keys, owned, periods, places
+from rag.names import held, names
+from rag.text import HEADER, MARKER, split_sentences
 from rag.units import Amount, bounds, comparisons_hold, satisfies, value
 
 _CHANGE_CUE = re.compile(r"\b(?:from|not|instead|originally|previously|formerly|earlier|initially|"
@@ -41,6 +42,7 @@ class Claim:
     change: bool = False  # the sentence speaks of a change or a former value ("from", "not", "원래")
     bound: bool = False  # the figure is itself a bound ("above 100"), not one case ("a fee of 150")
     periods: frozenset[str] = frozenset()  # the quarters its sentence names ("q3", "fy24")
+    named: frozenset[str] = frozenset()  # the keys of its sentence's names ("Leeds"): where, not what
 
 
 @lru_cache(maxsize=4096)
@@ -53,6 +55,7 @@ def claims(segment: str) -> tuple[Claim, ...]:
         sentence = _FILE_NAME.sub("", sentence)
         stated = {b[0].start for b in bounds(sentence)}
         coded = periods(sentence)
+        scope = frozenset(k for name in names(sentence) for k, _, _ in keys(name))
         for amount, date, _, _, words in owned(sentence):
             distance: dict[str, int] = {}
             for word, gap in words:
@@ -60,7 +63,7 @@ def claims(segment: str) -> tuple[Claim, ...]:
             near = sorted(distance, key=distance.get)
             weights = tuple((word, 1 / rank) for rank, word in enumerate(near, 1))
             found.append(Claim(amount, date, weights, number, bool(_CHANGE_CUE.search(sentence)),
-                               amount is not None and amount.start in stated, coded))
+                               amount is not None and amount.start in stated, coded, scope))
     return tuple(found)
 
 
@@ -127,6 +130,24 @@ def _other_column(claim: Claim, place: Place) -> bool:
     return place.cell is not None and bool(column) and bool(claim.periods) and not column & claim.periods
 
 
+@lru_cache(maxsize=4096)
+def _titles(chunk: str) -> frozenset[str]:
+    """The keys of the chunk's header values and headings: words every place under them holds."""
+    header = HEADER.match(chunk)
+    lines = [header.group(0) if header else "", *re.findall(r"(?m)^#{1,6}\s+(.+)$", chunk)]
+    return frozenset(k for line in lines for k, _, _ in keys(line))
+
+
+def _named_score(claim: Claim, place: Place, common: frozenset[str] = frozenset()) -> float:
+    """The weights of the claim's words the place holds; none where it holds only the names, or
+    besides them only the `common` words of the chunk's title and headings: "recorded 18
+    incidents across the Leeds and Rotterdam sites" names no near misses."""
+    measure = [word for word, _ in claim.words if word not in claim.named]
+    if measure and not any(word in place.words and word not in common for word in measure):
+        return 0.0
+    return sum(weight for word, weight in claim.words if word in place.words)
+
+
 def claim_backed(claim: Claim, chunk: str) -> bool:
     """Whether a place of the chunk states the claim's figure (or date) and none gives the thing
     the claim's words name most another figure."""
@@ -138,13 +159,14 @@ def _backing(claim: Claim, chunk: str) -> float | None:
     holds), or None when no place states it or one naming the thing more gives another figure."""
     held, rivals = 0.0, []
     stated: set[int] = set()
+    common = _titles(chunk)
     for place in places(chunk):
         states, other = agrees(claim, place)
         if place.former and not claim.change:  # a former value is given only as one
             states, other = False, False
         if states and _other_column(claim, place):  # Q2's cell where the sentence says Q3
             states, other = False, True
-        score = sum(weight for word, weight in claim.words if word in place.words)
+        score = _named_score(claim, place, common)
         if not states and _meets(claim, place):
             states, other = True, False  # "a fee of EUR 150k" is a case of "a fee above EUR 100k"
         if not (states or other):
@@ -197,9 +219,6 @@ def claims_backed(segment: str, chunk: str) -> bool:
         and coordinates_hold(found, chunk)
 
 
-# A name: a capitalised word after a sentence's first ("SeaFresh", "Gdańsk"), or a code; "I"
-# and "I'm" are the asker's words, echoed.
-_NAME = re.compile(r"(?<=\s)(?!I\b|I['’][a-z]+\b)[A-Z][^\W_]*(?:[-'’][^\W_]+)*(?<!['’]s)|\b[A-Z]+-?\d[\w-]*")
 NAMED = 0.75  # the weight of a claim's words a place must hold to state it for its thing
 
 
@@ -214,8 +233,7 @@ def claims_named(segment: str, chunk: str) -> bool:
         return False
     # Every name the sentences give their thing ("the SeaFresh contract") stands in the chunk:
     # another contract's clause states no figure of this one.
-    text = folded(chunk).lower()
-    if any(folded(name).lower() not in text for sentence in sentences for name in _NAME.findall(sentence)):
+    if not held([name for sentence in sentences for name in names(sentence)], chunk):
         return False
     backing = [(c, _backing(c, chunk)) for c in found]
     # Each figure as the chunk writes it: a case meeting its bound ("EUR 150 thousand" of "above

@@ -239,9 +239,13 @@ class ConflictFinder:
                 held = words & frozenset().union(*(p.words for p in group))
                 # the question's own figures it holds tell "Scope 1 and 2" from "Scope 1"
                 score = len(held) + len(given & {a.number for p in group for a in p.amounts})
-                value = next((a for p in group if not p.former for a in p.amounts
-                              if a.number not in given and not is_year(a)), None) \
-                    or next((d for p in group if not p.former for d in p.dates), None)
+                # a row's cell under the column of the question's figures ("2023/24"), else the
+                # figure whose own words name most of the question's, else the first
+                values = [((len(given & _header_figures(source.text, p)), len(words & p.words), -i), v)
+                          for i, p in enumerate(group) if not p.former
+                          for v in [*(replace(a, unit=_unit_of(a, p)) for a in p.amounts
+                                      if a.number not in given and not is_year(a)), *p.dates]]
+                value = max(values, key=lambda v: v[0])[1] if values else None
                 if value is not None and len(held) >= len(words) / 2 and (best is None or score > best[0]):
                     best = (score, value, held)
             if best is not None:
@@ -256,6 +260,17 @@ class ConflictFinder:
                 found.append(Conflict(what, tuple({"value": _shown(v), "ref": s.ref, "doc": s.doc}
                                                   for s, v in ((one, first), (other, second)))))
         return found[:1]
+
+
+def _header_figures(text: str, place: Place) -> set[str]:
+    return set(NUMBER.findall(_column_header(text, place.cell))) if place.cell else set()
+
+
+def _unit_of(amount: Amount, place: Place) -> str | None:
+    """A figure's unit, or the one its cell's or field's label names ("Compliance (%)")."""
+    if amount.unit or not (place.cell or place.field) or len(place.units) != 1:
+        return amount.unit
+    return next(iter(place.units))
 
 
 def _same_or_unlike(first: Amount | Date, second: Amount | Date) -> bool:

@@ -27,8 +27,9 @@ from rag.context import ContextBuilder, Evidence, Widening
 from rag.currency import CurrentFirst
 from rag.hop import Hop, Hopped
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
+from rag.names import named
 from rag.postprocessors import best_ranked, build_rerank_stage
-from rag.premise import PremiseCheck
+from rag.premise import PremiseCheck, PremiseVerdict
 from rag.quotes import Quoter
 from rag.references import ReferenceMatcher, marked
 from rag.rewrite import QuestionRewriter, script_language
@@ -37,7 +38,7 @@ from rag.support import support_scorer
 from rag.table_question import CellAnswer
 from rag.translation import Translation
 from rag.settings import Settings
-from rag.store import Store, stored_nodes
+from rag.store import Store, document_texts, stored_nodes
 
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
 
@@ -210,11 +211,17 @@ class RagPipeline:
                 evidence = self.context.evidence(query.search, nodes, tokens)
             lap(tag + "context")
             if not step:
+                verdict = self._premise(query, evidence.text)
+                further = [n for n in candidates if n.node.node_id not in {m.node.node_id for m in nodes}]
+                if verdict.status == "absent" and (holder := next((n for n in further if self._premise(
+                        query, f"{evidence.text}\n\n{n.node.get_content(MetadataMode.EMBED)}").holds), None)):
+                    # The kept chunks lack a name, month or code the question gives: the next-ranked
+                    # chunk that holds it leads, and the premise is read again.
+                    ranked = [holder, *[n for n in ranked if n is not holder]]
+                    nodes = ranked[: len(nodes)]
+                    evidence = self.context.evidence(query.search, nodes, tokens, composes, shown)
+                    verdict = self._premise(query, evidence.text)
                 blocks = evidence.text.split("\n\n")
-                verdict = self.premise.check(query.search, blocks)
-                if verdict.status == "absent" and query.search != query.standalone:
-                    # a name the translation spelled ("Roterdam" for 로테르담) is not the asker's
-                    verdict = self.premise.check(query.standalone, blocks)
                 lap("premise")
                 # Evidence in the other script may spell a name otherwise ("Article 1", 제1조): there
                 # an absence is no evidence; a contradiction is.
@@ -242,6 +249,15 @@ class RagPipeline:
             if on_token is not None:
                 on_token(notice("widen", language))
             shown, step = evidence.units if composes else [], step + 1
+
+    def _premise(self, query: Query, evidence: str) -> PremiseVerdict:
+        """The premise check on the evidence's blocks; an absent name of a translation ("Roterdam"
+        for 로테르담) is checked again in the question as asked."""
+        blocks = evidence.split("\n\n")
+        verdict = self.premise.check(query.search, blocks)
+        if verdict.status == "absent" and query.search != query.standalone:
+            verdict = self.premise.check(query.standalone, blocks)
+        return verdict
 
     def _cited_cells(self, cell: CellAnswer, ranked: list[NodeWithScore]) -> tuple:
         """`answered`'s arguments for a cell answer: its sources (the chunks its cells are in, as
@@ -418,4 +434,11 @@ class RagPipeline:
 
     def _match(self, text: str, top: list[NodeWithScore], sources: list[Source],
                threshold: float | None = None) -> list[AnswerSegment]:
-        return [AnswerSegment.of(segment, sources) for segment in self.matcher.run(text, top, threshold)]
+        """The matcher's segments, each reference's document holding the names the segment gives
+        its thing ("the Leeds site" is not backed by the Rotterdam handbook: rag/names.py)."""
+        segments = self.matcher.run(text, top, threshold)
+        docs = [node.node.metadata.get("doc") for node in top]
+        chunks = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
+        documents = document_texts(self.store.collection, sorted({docs[r.chunk] for s in segments
+                                                                  for r in s.references if docs[r.chunk]}))
+        return [AnswerSegment.of(named(segment, docs, chunks, documents), sources) for segment in segments]

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 import chromadb
 from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import ChromaError
-from llama_index.core.schema import BaseNode
+from llama_index.core.schema import BaseNode, MetadataMode
 from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 from llama_index.vector_stores.chroma import ChromaVectorStore
@@ -128,6 +128,17 @@ def stored_nodes(chunks, **query) -> list[BaseNode]:
     """The chunks a Chroma `get(**query)` finds (by `ids`, `where`, or all), as nodes."""
     got = chunks.get(include=["documents", "metadatas"], **query)
     return [metadata_dict_to_node(meta, text=text) for meta, text in zip(got["metadatas"], got["documents"])]
+
+
+def document_texts(chunks, docs: Sequence[str]) -> dict[str, str]:
+    """Each document's chunks as stored, joined in no particular order (their text and the
+    metadata the embedding reads: the header's fields): what a document says anywhere."""
+    if not docs:
+        return {}
+    texts: dict[str, list[str]] = defaultdict(list)
+    for node in stored_nodes(chunks, where={"doc": {"$in": list(docs)}}):
+        texts[node.metadata.get("doc")].append(node.get_content(metadata_mode=MetadataMode.EMBED))
+    return {doc: "\n\n".join(parts) for doc, parts in texts.items()}
 
 
 def all_nodes(settings: Settings) -> list[BaseNode]:

@@ -395,3 +395,20 @@ QUARTERS = """# Key performance indicators, 2024 by quarter
 ])
 def test_a_cell_under_a_period_column_backs_only_that_period(segment, backed):
     assert claims_backed(segment, QUARTERS) is backed
+
+
+SAFETY = ("Title: Annual Safety Report 2024\n\n"  # "report" is every place's word: the title's
+          "In 2024 we recorded 18 incidents across the Leeds and Rotterdam sites, compared with 24 in "
+          "2023.\n\nEmployees and drivers reported 214 near misses during the year, up from 163 in 2023.")
+REVENUE = "Kraków F&B revenue was EUR 2.1m. Busan F&B revenue was EUR 1.24m."
+
+
+@pytest.mark.parametrize(("segment", "backed"), [
+    # the sites are where, not what: the sentence naming only them measures incidents
+    ("The number of near misses reported at Leeds and Rotterdam in 2024 was 214.", True),
+    ("The number of near misses reported at Leeds and Rotterdam in 2024 was 18.", False),
+    ("Kraków F&B revenue was EUR 1.24m.", False),  # a name still tells one row from another
+    ("Busan F&B revenue was EUR 1.24m.", True),
+])
+def test_a_place_holding_only_the_sentences_names_measures_another_thing(segment, backed):
+    assert claims_backed(segment, SAFETY if "near misses" in segment else REVENUE) is backed

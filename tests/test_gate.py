@@ -38,3 +38,54 @@ def test_an_answer_must_give_the_figure_it_was_asked_for(store, question, reply,
     assert answer.segments and answer.segments[0].supported, answer.segments  # the policy's own words
     assert answer.answerable is answered, answer.answer
     assert answer.refused_by == (None if answered else "references")
+
+
+@pytest.mark.parametrize(("question", "backed", "lacking"), [
+    # a date is no amount of notice; a figure is
+    ("How much notice must we give to end the agreement?",
+     "We must give notice by 28 February 2025, after the Q4 review.", "no figure"),
+    ("How much notice must we give to end the agreement?", "We must give 90 days' notice.", None),
+    ("When does the agreement end?", "It ends on 30 June 2027.", None),
+    # a "where" answered with its own words and a date says no place
+    ("Where do visitors check in at the Rotterdam warehouse when they arrive?",
+     "Visitors check in at the Rotterdam warehouse on 31 October.", "no place"),
+    ("Where do visitors check in at the Rotterdam warehouse?",
+     "Visitors check in at the gatehouse reception at Gate 2.", None),
+])
+def test_what_the_question_asks_is_what_the_answer_must_give(question, backed, lacking):
+    from rag.asked import lacks
+
+    assert lacks(question, [backed]) == lacking
+
+
+@pytest.mark.parametrize(("reply", "mode"), [
+    ("The daily meal allowance is EUR 62 [1].", "generated"),
+    # a site the document never names (another office's allowance, for all the reader knows) is
+    # not backed: the policy's own sentence is quoted instead (rag/quotes.py)
+    ("The daily meal allowance at the Oslo office is EUR 62 [1].", "composed"),
+])
+def test_a_name_the_cited_document_never_gives_is_not_backed(store, reply, mode):
+    from rag.pipeline import RagPipeline
+
+    answer = RagPipeline(store, llm=ScriptedLLM(replies=[reply], prompts=[])).answer(
+        "What is the daily meal allowance?")
+    assert answer.answerable and answer.mode == mode and "Oslo" not in answer.answer, answer.answer
+
+
+def test_a_reference_is_kept_only_where_its_document_gives_the_segments_names():
+    from rag.names import named
+    from rag.references import Reference, Segment
+
+    segment = Segment(0, 0, "The yard speed limit at the Leeds site is 10 km/h [1][2].", 0.9, True,
+                      [Reference(0, 0.9), Reference(1, 0.7)])
+    docs = ["rotterdam-handbook.md", "leeds-handbook.md"]
+    chunks = ["Yard speed limit: 10 km/h.", "Vehicles in the yard keep to 10 km/h."]
+    documents = {"rotterdam-handbook.md": "Rotterdam site handbook. Yard speed limit: 10 km/h.",
+                 "leeds-handbook.md": "Leeds site handbook. Vehicles in the yard keep to 10 km/h."}
+    kept = named(segment, docs, chunks, documents)
+    assert kept.supported and [r.chunk for r in kept.references] == [1] and kept.score == 0.7
+    rotterdam = {"rotterdam-handbook.md": documents["rotterdam-handbook.md"]}
+    alone = named(segment, docs[:1] * 2, chunks, rotterdam)
+    assert not alone.supported and alone.references == []
+    korean = ["부산 터미널 안내. 야드 제한 속도: 10 km/h."] * 2  # the other script: names spelled otherwise
+    assert named(segment, ["busan.md"] * 2, korean, {"busan.md": korean[0]}) == segment

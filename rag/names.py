@@ -1,0 +1,50 @@
+"""The names a sentence gives what it speaks of, and whether a text holds them: a capitalised
+word after the sentence's first ("the SeaFresh contract", "the Leeds site") or a code
+("TRK-0421"); "I" and "I'm" are the asker's words, echoed. A clause of another contract, site or
+test states nothing about this one, so a sentence is backed only where its names stand.
+
+>>> names("The speed limit in the yard at the Leeds site is 10 km/h.")
+['Leeds']
+>>> held(names("I'm told the Gdansk depot opened in 2019."), "Gdańsk depot: opened 2019")
+True
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from rag.references import Segment
+from rag.text import MARKER, across_scripts, folded, split_sentences
+
+# A document's name as the model cites it ("fleet-policy.md"): a citation, not a name it speaks of.
+_FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|csv|json|html?|pdf|docx?|pptx?|xlsx?)\b", re.IGNORECASE)
+_NAME = re.compile(r"(?<=\s)(?!I\b|I['’][a-z]+\b)[A-Z][^\W_]*(?:[-'’][^\W_]+)*(?<!['’]s)|\b[A-Z]+-?\d[\w-]*")
+
+
+def names(sentence: str) -> list[str]:
+    return _NAME.findall(sentence)
+
+
+def held(found: Sequence[str], text: str) -> bool:
+    """Whether the text holds each name, accents and case aside."""
+    lowered = folded(text).lower()
+    return all(folded(name).lower() in lowered for name in found)
+
+
+def named(segment: Segment, docs: Sequence[str | None], chunks: Sequence[str],
+          documents: dict[str, str]) -> Segment:
+    """The matcher's segment with only the references whose document (`docs`, `chunks`: each
+    reference's by its index; `documents`: their whole text) holds every name the segment gives
+    its thing; unsupported when none is left. A chunk in the other script spells names its own
+    way: it keeps its reference."""
+    found = [n for sentence in split_sentences(_FILE_NAME.sub("", MARKER.sub("", segment.text)))
+             for n in names(sentence)]
+    if not segment.supported or not found:
+        return segment
+    kept = [r for r in segment.references if across_scripts(segment.text, chunks[r.chunk])
+            or held(found, documents.get(docs[r.chunk] or "", chunks[r.chunk]))]
+    if len(kept) == len(segment.references):
+        return segment
+    return replace(segment, references=kept, supported=bool(kept), score=kept[0].score if kept else 0.0)
