@@ -22,7 +22,7 @@ A date is no quantity, and a "where" is not answered by the question's own words
 
     >>> lacks("How much notice must we give?", ["We must give notice by 28 February 2025, after Q4 [1]."])
     'no figure'
-    >>> lacks("Where do visitors check in when they arrive?", ["Visitors check in on 31 October [1]."])
+    >>> lacks("Where do visitors check in when they arrive?", ["You can check in on 31 October [1]."])
     'no place'
     >>> lacks("Where do visitors check in?", ["Visitors check in at the gatehouse [1]."]) is None
     True
@@ -97,6 +97,11 @@ def _undated(text: str) -> str:
     return text
 
 
+# Words that say nothing of where: modals, pronouns, light verbs ("You can check in at ...").
+_EMPTY = frozenset("can could may might must shall should will would you your yours we our us they them "
+                   "their he she his her me my get gets got go goes need needs".split())
+
+
 def _beyond(text: str, question: str) -> bool:
     """Whether the text says something the question does not: a word (not a date) of its own."""
-    return bool({k for k, _, _ in keys(_undated(text))} - {k for k, _, _ in keys(question)})
+    return bool({k for k, _, _ in keys(_undated(text))} - {k for k, _, _ in keys(question)} - _EMPTY)

@@ -48,7 +48,7 @@ def test_an_answer_must_give_the_figure_it_was_asked_for(store, question, reply,
     ("When does the agreement end?", "It ends on 30 June 2027.", None),
     # a "where" answered with its own words and a date says no place
     ("Where do visitors check in at the Rotterdam warehouse when they arrive?",
-     "Visitors check in at the Rotterdam warehouse on 31 October.", "no place"),
+     "You can check in at the Rotterdam warehouse on 31 October.", "no place"),
     ("Where do visitors check in at the Rotterdam warehouse?",
      "Visitors check in at the gatehouse reception at Gate 2.", None),
 ])
