@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.places import Date, Place, is_year, keys, owned, periods, places
+from rag.places import Date, Place, is_year, keys, owned, periods, places, titles
 from rag.names import held, names
-from rag.text import HEADER, MARKER, split_sentences
+from rag.text import MARKER, split_sentences
 from rag.units import Amount, bounds, comparisons_hold, satisfies, value
 
 _CHANGE_CUE = re.compile(r"\b(?:from|not|instead|originally|previously|formerly|earlier|initially|"
@@ -130,14 +130,6 @@ def _other_column(claim: Claim, place: Place) -> bool:
     return place.cell is not None and bool(column) and bool(claim.periods) and not column & claim.periods
 
 
-@lru_cache(maxsize=4096)
-def _titles(chunk: str) -> frozenset[str]:
-    """The keys of the chunk's header values and headings: words every place under them holds."""
-    header = HEADER.match(chunk)
-    lines = [header.group(0) if header else "", *re.findall(r"(?m)^#{1,6}\s+(.+)$", chunk)]
-    return frozenset(k for line in lines for k, _, _ in keys(line))
-
-
 def _named_score(claim: Claim, place: Place, common: frozenset[str] = frozenset()) -> float:
     """The weights of the claim's words the place holds; none where it holds only the names, or
     besides them only the `common` words of the chunk's title and headings: "recorded 18
@@ -159,7 +151,7 @@ def _backing(claim: Claim, chunk: str) -> float | None:
     holds), or None when no place states it or one naming the thing more gives another figure."""
     held, rivals = 0.0, []
     stated: set[int] = set()
-    common = _titles(chunk)
+    common = titles(chunk)
     for place in places(chunk):
         states, other = agrees(claim, place)
         if place.former and not claim.change:  # a former value is given only as one

@@ -22,7 +22,7 @@ from typing import Any
 from rag.answer import AnswerSegment
 from rag.claims import Claim, agrees, claim_backed, claims, coordinates_hold, states_former
 from rag.layout import fields, following, title, unwrapped
-from rag.places import Date, Place, is_year, keys, places
+from rag.places import Date, Place, is_year, keys, places, titles
 from rag.references import marked
 from rag.text import MARKER, NUMBER, TABLE_RULE, cells, split_sentences
 from rag.settings import Settings
@@ -234,11 +234,13 @@ class ConflictFinder:
             groups: dict[tuple, list[Place]] = {}
             for place in places(source.text):  # a sentence's places, or a table row's cells
                 groups.setdefault(place.cell[:2] if place.cell else (place.line,), []).append(place)
-            best: tuple[int, Any, frozenset[str]] | None = None
+            best: tuple[tuple[int, int], Any, frozenset[str]] | None = None
             for group in groups.values():
                 held = words & frozenset().union(*(p.words for p in group))
-                # the question's own figures it holds tell "Scope 1 and 2" from "Scope 1"
-                score = len(held) + len(given & {a.number for p in group for a in p.amounts})
+                # its own words first (a title names every sentence under it), then the question's
+                # own figures it holds: they tell "Scope 1 and 2" from "Scope 1"
+                score = (len(held - titles(source.text)),
+                         len(held) + len(given & {a.number for p in group for a in p.amounts}))
                 # a row's cell under the column of the question's figures ("2023/24"), else the
                 # figure whose own words name most of the question's, else the first
                 values = [((len(given & _header_figures(source.text, p)), len(words & p.words), -i), v)

@@ -138,6 +138,15 @@ def periods(text: str) -> frozenset[str]:
     return frozenset(m.group().lower().replace(" ", "") for m in _PERIOD.finditer(text))
 
 
+@lru_cache(maxsize=4096)
+def titles(chunk: str) -> frozenset[str]:
+    """The keys of the chunk's header values and Markdown headings: words every place under
+    them holds, so they tell no place from another."""
+    header = HEADER.match(chunk)
+    lines = [header.group(0) if header else "", *(m.group(1) for m in _HEADING.finditer(chunk))]
+    return frozenset(k for line in lines for k, _, _ in keys(line))
+
+
 def dates(text: str) -> list[tuple[Date, int, int]]:
     """(date, start, end) of each date of the text, none overlapping another."""
     found: list[tuple[Date, int, int]] = []
@@ -224,7 +233,7 @@ def places(chunk: str) -> tuple[Place, ...]:
     return tuple(found)
 
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,])")
 # A clause naming the source of a figure, not its thing: "according to the corrected report", "as
 # stated in the erratum", "(see the Q3 memo)".

@@ -136,6 +136,20 @@ def test_a_refusal_compares_the_sentences_naming_the_question_and_its_figures():
     assert ordered.find(question, "", sources, gate="model") == ([], [])
 
 
+def test_a_title_names_every_sentence_under_it_so_the_own_words_choose():
+    """The report's heading holds the question's words: the sentence that names compliance
+    itself gives the report's figure, not the count of samples before it."""
+    finder = ConflictFinder(lambda doc: [])
+    sources = [
+        SimpleNamespace(ref=1, doc="kpis.md", text="| Indicator | 2022/23 | 2023/24 |\n|---|---|---|\n"
+                        "| Drinking water quality compliance (%) | 99.90 | 99.93 |"),
+        SimpleNamespace(ref=2, doc="quality.pdf", text="## Drinking Water Quality Report 2023/24\n\n"
+                        "During 2023/24 we took 18,420 samples.\n\nOverall compliance was 99.91%.")]
+    question = "What was our drinking water quality compliance for 2023/24?"
+    found, _ = finder.find(question, "", sources, gate="model")
+    assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("99.93%", 1), ("99.91%", 2)]]
+
+
 def _source(ref: int, doc: str, text: str) -> Source:
     return Source(ref, f"{doc}-0", doc, None, None, None, None, False, text, 0.0)
 
