@@ -126,8 +126,8 @@ def _bare(amount: Amount) -> bool:
 def _other_column(claim: Claim, place: Place) -> bool:
     """A table cell under a column named by a period ("Q2 2024", "FY24") that the claim's
     sentence, which names periods of its own, does not name."""
-    column = periods(" ".join(place.column))
-    return place.cell is not None and bool(column) and bool(claim.periods) and not column & claim.periods
+    return place.cell is not None and bool(place.periods) and bool(claim.periods) \
+        and not place.periods & claim.periods
 
 
 def _named_score(claim: Claim, place: Place, common: frozenset[str] = frozenset()) -> float:

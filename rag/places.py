@@ -91,6 +91,7 @@ class Place:
     bounds: tuple[tuple[float, str | None, int, bool], ...] = ()
     column: frozenset[str] = frozenset()  # a table cell's column header's keys
     field: bool = False  # a "label: value" field ("Headcount: 71", "term.notice_period_days: 90")
+    periods: frozenset[str] = frozenset()  # the periods a table cell's column header names ("q3")
 
 
 
@@ -228,7 +229,8 @@ def places(chunk: str) -> tuple[Place, ...]:
                 column = header[j] if j < len(header) else ""
                 place = _place(cell, f"{' '.join(row)} {column}", f"{line} {column} |",
                                (table, row_number, j) if header else None, -table)
-                place = replace(place, column=frozenset(k for k, _, _ in keys(column)) | periods(column))
+                place = replace(place, column=frozenset(k for k, _, _ in keys(column)),
+                                periods=periods(column))
                 found.append(_labelled(place, "", titled))
     return tuple(found)
 

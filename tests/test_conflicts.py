@@ -150,6 +150,21 @@ def test_a_title_names_every_sentence_under_it_so_the_own_words_choose():
     assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("99.93%", 1), ("99.91%", 2)]]
 
 
+def test_a_cell_answer_under_a_period_column_meets_the_other_documents_row():
+    """Quarters as columns: the deck's row measures what the report's row does, whatever the
+    period its column names (the period tells which cell, not what is measured)."""
+    deck = ("| Metric | Q3 2024 | Q4 2024 |\n|---|---|---|\n| Active customers | 418 | 441 |\n"
+            "| Platform availability | 99.91% | 99.97% |")
+    report = ("| Metric | Q2 2024 | Q3 2024 |\n|---|---|---|\n| Active customers | 385 | 412 |\n"
+              "| Platform availability | 99.89% | 99.94% |")
+    sources = [SimpleNamespace(ref=1, doc="report.md", text=report),
+               SimpleNamespace(ref=2, doc="deck.pptx", text=deck)]
+    found, _ = ConflictFinder(lambda doc: []).find(
+        "What was our platform availability in Q3 2024?",
+        "In q3-report, Platform availability (Q3 2024) is 99.94% [1].", sources)
+    assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("99.94%", 1), ("99.91%", 2)]]
+
+
 def _source(ref: int, doc: str, text: str) -> Source:
     return Source(ref, f"{doc}-0", doc, None, None, None, None, False, text, 0.0)
 
