@@ -214,9 +214,9 @@ class RagPipeline:
                 verdict = self._premise(query, evidence.text)
                 further = [n for n in candidates if n.node.node_id not in {m.node.node_id for m in nodes}]
                 if verdict.status == "absent" and (holder := next((n for n in further if self._premise(
-                        query, f"{evidence.text}\n\n{n.node.get_content(MetadataMode.EMBED)}").holds), None)):
+                        query, n.node.get_content(MetadataMode.EMBED)).holds), None)):
                     # The kept chunks lack a name, month or code the question gives: the next-ranked
-                    # chunk that holds it leads, and the premise is read again.
+                    # chunk that holds every one of them itself leads, and the premise is read again.
                     ranked = [holder, *[n for n in ranked if n is not holder]]
                     nodes = ranked[: len(nodes)]
                     evidence = self.context.evidence(query.search, nodes, tokens, composes, shown)
