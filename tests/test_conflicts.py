@@ -165,6 +165,19 @@ def test_a_cell_answer_under_a_period_column_meets_the_other_documents_row():
     assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("99.94%", 1), ("99.91%", 2)]]
 
 
+def test_a_name_the_kept_chunk_lacks_is_looked_for_in_the_next_ranked_before_a_premise_refusal(store):
+    """One chunk kept: the question names the register, which only the next-ranked chunk holds;
+    it leads the evidence instead of the premise gate refusing "nothing about Facilities Register"."""
+    from rag.pipeline import RagPipeline
+
+    llm = ScriptedLLM(replies=["The north warehouse has 12 loading docks [1]."], prompts=[])
+    answer = RagPipeline(store, llm=llm).answer(
+        "How many loading docks along the east wall by the drivers' covered waiting area does the "
+        "Facilities Register give the north warehouse?",
+        docs=[SURVEY, REGISTER], keep_k=1)
+    assert answer.answerable and answer.sources[0].doc == REGISTER, answer.answer
+
+
 def _source(ref: int, doc: str, text: str) -> Source:
     return Source(ref, f"{doc}-0", doc, None, None, None, None, False, text, 0.0)
 
