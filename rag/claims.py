@@ -42,7 +42,7 @@ class Claim:
     change: bool = False  # the sentence speaks of a change or a former value ("from", "not", "원래")
     bound: bool = False  # the figure is itself a bound ("above 100"), not one case ("a fee of 150")
     periods: frozenset[str] = frozenset()  # the quarters its sentence names ("q3", "fy24")
-    named: frozenset[str] = frozenset()  # the keys of its sentence's names ("Leeds"): where, not what
+    named: frozenset[str] = frozenset()  # the keys of its sentence's place names ("Leeds"): where, not what
 
 
 @lru_cache(maxsize=4096)
@@ -55,7 +55,9 @@ def claims(segment: str) -> tuple[Claim, ...]:
         sentence = _FILE_NAME.sub("", sentence)
         stated = {b[0].start for b in bounds(sentence)}
         coded = periods(sentence)
-        scope = frozenset(k for name in names(sentence) for k, _, _ in keys(name))
+        # places ("Leeds"), not codes ("ENG-2024-022" is the row itself)
+        scope = frozenset(k for name in names(sentence) if not any(c.isdigit() for c in name)
+                          for k, _, _ in keys(name))
         for amount, date, _, _, words in owned(sentence):
             distance: dict[str, int] = {}
             for word, gap in words:
@@ -135,7 +137,7 @@ def _named_score(claim: Claim, place: Place, common: frozenset[str] = frozenset(
     besides them only the `common` words of the chunk's title and headings: "recorded 18
     incidents across the Leeds and Rotterdam sites" names no near misses."""
     measure = [word for word, _ in claim.words if word not in claim.named]
-    if measure and not any(word in place.words and word not in common for word in measure):
+    if claim.named and measure and not any(word in place.words and word not in common for word in measure):
         return 0.0
     return sum(weight for word, weight in claim.words if word in place.words)
 

@@ -412,3 +412,11 @@ REVENUE = "Kraków F&B revenue was EUR 2.1m. Busan F&B revenue was EUR 1.24m."
 ])
 def test_a_place_holding_only_the_sentences_names_measures_another_thing(segment, backed):
     assert claims_backed(segment, SAFETY if "near misses" in segment else REVENUE) is backed
+
+
+def test_a_code_names_the_row_itself_and_a_title_word_still_names_a_figure():
+    """"ENG-2024-022" is the row, not where it is; "audit" of the title names the cell's figure
+    as it did before place names were told apart."""
+    chunk = ("Title: Internal Quality Audit 2024\n\n| Engagement | Documentation | Peer review |\n"
+             "|---|---|---|\n| ENG-2024-014 | 4.2 | 4.5 |\n| ENG-2024-022 | 3.4 | 2.1 |")
+    assert claims_named("The documentation score of ENG-2024-022 in the 2024 quality audit was 3.4.", chunk)
