@@ -48,8 +48,8 @@ _ASKS_FIGURE = re.compile(
     r"몇|얼마|언제|며칠|날짜|연도|비율|수치", re.IGNORECASE)
 _WORDED = rf"{NUMBER_WORDS}|thousand|million|billion"
 # A count or a frequency in words is a figure too ("every two weeks", "twice a year", 매주).
-_GIVES_FIGURE = re.compile(
-    rf"\d|\b(?:{_WORDED}|{FREQUENCY_WORDS}|half|dozen)\b"
+_WORDED_FIGURE = re.compile(
+    rf"\b(?:{_WORDED}|{FREQUENCY_WORDS}|half|dozen)\b"
     r"|매일|매주|매월|매달|매년|격주|하루|이틀|사흘|한 달|일주일",
     re.IGNORECASE)
 _COUNTED_IN = re.compile(r"\bhow many ([a-z]+)\b", re.IGNORECASE)
@@ -63,13 +63,11 @@ def _counted(question: str) -> tuple[str, str] | None:
 
 
 def _gives(text: str, counted: tuple[str, str] | None, amounts_only: bool = False) -> bool:
-    """Whether the text gives a figure (`amounts_only`: an amount, not a digit of a code such as
-    "Q4"), or one in the unit `counted`."""
-    text = MARKER.sub("", text)
+    """Whether the text gives a figure (a digit, or with `amounts_only` an amount: a digit of a
+    code such as "Q4" is none), or one in the unit `counted`."""
     if counted is None:
-        words = _GIVES_FIGURE.sub(lambda m: m.group() if not m.group().isdigit() else "", text)
-        return bool(amounts(text)) or bool(_GIVES_FIGURE.search(words)) if amounts_only \
-            else bool(_GIVES_FIGURE.search(text))
+        figure = bool(amounts(text)) if amounts_only else bool(re.search(r"\d", text))
+        return figure or bool(_WORDED_FIGURE.search(text))
     word, unit = counted
     return any(a.unit == unit for a in amounts(text)) or bool(
         re.search(rf"\b(?:{_WORDED})[\s-]+{re.escape(word)}\b", text, re.IGNORECASE))
@@ -85,10 +83,10 @@ def lacks(question: str, texts: Iterable[str]) -> str | None:
     if not _ASKS_FIGURE.search(question):
         return None
     counted = _counted(question)
-    if _ASKS_QUANTITY.search(question):  # "how much notice": 28 February 2025 is no amount of it
+    quantity = bool(_ASKS_QUANTITY.search(question))
+    if quantity:  # "how much notice": 28 February 2025 is no amount of it
         texts = [_undated(t) for t in texts]
-        return None if any(_gives(t, counted, amounts_only=True) for t in texts) else "no figure"
-    return None if any(_gives(t, counted) for t in texts) else "no figure"
+    return None if any(_gives(t, counted, amounts_only=quantity) for t in texts) else "no figure"
 
 
 def _undated(text: str) -> str:

@@ -16,18 +16,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.places import Date, Place, is_year, keys, owned, periods, places, titles
-from rag.names import held, names
+from rag.names import FILE_NAME, held, names
 from rag.text import MARKER, split_sentences
 from rag.units import Amount, bounds, comparisons_hold, satisfies, value
 
 _CHANGE_CUE = re.compile(r"\b(?:from|not|instead|originally|previously|formerly|earlier|initially|"
                          r"planned|old|superseded)\b|에서|당초|기존|원래|이전|종전", re.IGNORECASE)
-
-
-# A document's name as the model cites it ("memo_schedule_changes_2025-03.md"): its date or
-# number names the file, not what the sentence claims.
-_FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|csv|json|html?|pdf|docx?|pptx?|xlsx?)\b"
-                        r"|\b[A-Za-z]\w*_[\w-]*\d[\w-]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -52,7 +46,7 @@ def claims(segment: str) -> tuple[Claim, ...]:
     found = []
     for number, sentence in enumerate(split_sentences(MARKER.sub("", segment))):
         sentence = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", sentence)
-        sentence = _FILE_NAME.sub("", sentence)
+        sentence = FILE_NAME.sub("", sentence)
         stated = {b[0].start for b in bounds(sentence)}
         coded = periods(sentence)
         # places ("Leeds"), not codes ("ENG-2024-022" is the row itself)

@@ -235,11 +235,12 @@ class ConflictFinder:
             for place in places(source.text):  # a sentence's places, or a table row's cells
                 groups.setdefault(place.cell[:2] if place.cell else (place.line,), []).append(place)
             best: tuple[tuple[int, int], Any, frozenset[str]] | None = None
+            titled = titles(source.text)
             for group in groups.values():
                 held = words & frozenset().union(*(p.words for p in group))
                 # its own words first (a title names every sentence under it), then the question's
                 # own figures it holds: they tell "Scope 1 and 2" from "Scope 1"
-                score = (len(held - titles(source.text)),
+                score = (len(held - titled),
                          len(held) + len(given & {a.number for p in group for a in p.amounts}))
                 # a row's cell under the column of the question's figures ("2023/24"), else the
                 # figure whose own words name most of the question's, else the first

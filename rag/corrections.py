@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rag.layout import fields
+from rag.layout import LIST_NUMBER, fields
 
 # A field label naming the value a correction or change replaces.
 _OLD_SIDE = re.compile(r"(?:printed|published|was|old|incorrect|wrong|previously|previous(?: value)?|"
@@ -40,7 +40,6 @@ _STATES_OLD = re.compile(
 _CORRECTION = re.compile(
     r"\b(?:correct(?:ed)? (?:figure|value|number|total|amount|date|rate|count)|should (?:read|be|have been)"
     r"|corrected to|the correct|revised (?:figure|value))\b|정정|바로잡", re.IGNORECASE)
-_NUMBERED = re.compile(r"^\s*\d{1,3}[.)]\s+")
 _VERBS = frozenset("is are was were be been has have had will would must should may can do does did".split())
 _NUMBER_ALONE = re.compile(r"\s*\d{1,3}[.)]\s*")
 _DIGIT = re.compile(r"\d")
@@ -60,9 +59,9 @@ def lead_label(sentences: Sequence[str]) -> tuple[int, str]:
     words without a figure ("2. Written customer complaints."; its number may be split off as a
     sentence of its own): what the item's later sentences are about; else (-1, "")."""
     first = 1 if sentences and _NUMBER_ALONE.fullmatch(sentences[0]) else 0
-    if len(sentences) < first + 2 or not (first or _NUMBERED.match(sentences[0])):
+    if len(sentences) < first + 2 or not (first or LIST_NUMBER.match(sentences[0])):
         return -1, ""
-    label = _NUMBERED.sub("", sentences[first]).strip().rstrip(".:")
+    label = LIST_NUMBER.sub("", sentences[first]).strip().rstrip(".:")
     words = label.split()
     # a noun phrase: no figure, and no verb ("1. All values stayed below their limits.")
     verb = any(w.lower() in _VERBS or (i and w.endswith("ed")) for i, w in enumerate(words))

@@ -41,7 +41,7 @@ def unwrapped(lines: list[str]) -> list[str]:
 
 # A plain-text heading: a short line, no sentence, over "label: value" fields ("Correction 1 -
 # Kraków occupancy" over "Printed: 78.6%").
-_LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)]\s+")
+LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)]\s+")
 _TITLE = re.compile(r"^\s*([^\s:|#*-][^:|.!?]{2,60}?)\s*$")
 _NOTE = re.compile(r"\s*\([^()]*\)")
 # A field's label: a key path ("term.notice_period_days") or up to four words, at the start of a
@@ -56,7 +56,7 @@ def title(line: str, following: str) -> re.Match | None:
     number is no part of it ("1. Annual recurring revenue (ARR) at 30 September 2024")."""
     if not fields(following.strip())[0][0]:
         return None
-    line = _LIST_NUMBER.sub("", line)
+    line = LIST_NUMBER.sub("", line)
     for text in (line, _NOTE.sub("", line)):  # too long with its note: "(section 2 table and section 3)"
         if (match := _TITLE.match(text)) and len(match.group(1).split()) <= 10:
             return match

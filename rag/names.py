@@ -12,14 +12,16 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from rag.references import Segment
 from rag.text import MARKER, across_scripts, folded, split_sentences
 
-# A document's name as the model cites it ("fleet-policy.md"): a citation, not a name it speaks of.
-_FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|csv|json|html?|pdf|docx?|pptx?|xlsx?)\b", re.IGNORECASE)
+# A document's name as the model cites it ("memo_schedule_changes_2025-03.md"): its date or
+# number names the file, not what the sentence claims.
+FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|csv|json|html?|pdf|docx?|pptx?|xlsx?)\b"
+                       r"|\b[A-Za-z]\w*_[\w-]*\d[\w-]*", re.IGNORECASE)
 _NAME = re.compile(r"(?<=\s)(?!I\b|I['’][a-z]+\b)[A-Z][^\W_]*(?:[-'’][^\W_]+)*(?<!['’]s)|\b[A-Z]+-?\d[\w-]*")
 
 
@@ -34,17 +36,17 @@ def held(found: Sequence[str], text: str) -> bool:
 
 
 def named(segment: Segment, docs: Sequence[str | None], chunks: Sequence[str],
-          documents: dict[str, str]) -> Segment:
+          document: Callable[[str], str]) -> Segment:
     """The matcher's segment with only the references whose document (`docs`, `chunks`: each
-    reference's by its index; `documents`: their whole text) holds every name the segment gives
-    its thing; unsupported when none is left. A chunk in the other script spells names its own
-    way: it keeps its reference."""
-    found = [n for sentence in split_sentences(_FILE_NAME.sub("", MARKER.sub("", segment.text)))
+    reference's by its index; `document`: a document's whole text, read only where the chunk
+    itself lacks a name) holds every name the segment gives its thing; unsupported when none is
+    left. A chunk in the other script spells names its own way: it keeps its reference."""
+    found = [n for sentence in split_sentences(FILE_NAME.sub("", MARKER.sub("", segment.text)))
              for n in names(sentence)]
     if not segment.supported or not found:
         return segment
     kept = [r for r in segment.references if across_scripts(segment.text, chunks[r.chunk])
-            or held(found, documents.get(docs[r.chunk] or "", chunks[r.chunk]))]
+            or held(found, chunks[r.chunk]) or (docs[r.chunk] and held(found, document(docs[r.chunk])))]
     if len(kept) == len(segment.references):
         return segment
     return replace(segment, references=kept, supported=bool(kept), score=kept[0].score if kept else 0.0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
+from functools import cache
 from dataclasses import replace
 
 from llama_index.core.llms import LLM
@@ -212,7 +213,8 @@ class RagPipeline:
             lap(tag + "context")
             if not step:
                 verdict = self._premise(query, evidence.text)
-                further = [n for n in candidates if n.node.node_id not in {m.node.node_id for m in nodes}]
+                kept = {n.node.node_id for n in nodes}
+                further = (n for n in candidates if n.node.node_id not in kept)
                 if verdict.status == "absent" and (holder := next((n for n in further if self._premise(
                         query, n.node.get_content(MetadataMode.EMBED)).holds), None)):
                     # The kept chunks lack a name, month or code the question gives: the next-ranked
@@ -439,6 +441,5 @@ class RagPipeline:
         segments = self.matcher.run(text, top, threshold)
         docs = [node.node.metadata.get("doc") for node in top]
         chunks = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
-        documents = document_texts(self.store.collection, sorted({docs[r.chunk] for s in segments
-                                                                  for r in s.references if docs[r.chunk]}))
-        return [AnswerSegment.of(named(segment, docs, chunks, documents), sources) for segment in segments]
+        document = cache(lambda doc: document_texts(self.store.collection, [doc]).get(doc, ""))
+        return [AnswerSegment.of(named(segment, docs, chunks, document), sources) for segment in segments]

@@ -82,10 +82,10 @@ def test_a_reference_is_kept_only_where_its_document_gives_the_segments_names():
     chunks = ["Yard speed limit: 10 km/h.", "Vehicles in the yard keep to 10 km/h."]
     documents = {"rotterdam-handbook.md": "Rotterdam site handbook. Yard speed limit: 10 km/h.",
                  "leeds-handbook.md": "Leeds site handbook. Vehicles in the yard keep to 10 km/h."}
-    kept = named(segment, docs, chunks, documents)
+    kept = named(segment, docs, chunks, documents.get)
     assert kept.supported and [r.chunk for r in kept.references] == [1] and kept.score == 0.7
     rotterdam = {"rotterdam-handbook.md": documents["rotterdam-handbook.md"]}
-    alone = named(segment, docs[:1] * 2, chunks, rotterdam)
+    alone = named(segment, docs[:1] * 2, chunks, rotterdam.get)
     assert not alone.supported and alone.references == []
     korean = ["부산 터미널 안내. 야드 제한 속도: 10 km/h."] * 2  # the other script: names spelled otherwise
-    assert named(segment, ["busan.md"] * 2, korean, {"busan.md": korean[0]}) == segment
+    assert named(segment, ["busan.md"] * 2, korean, {"busan.md": korean[0]}.get) == segment
