@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import FIXTURES, ScriptedLLM, fresh_settings
+from test_formats import errors
 
 from app.render import render_answer
 from ingestion.pipeline import ingest
@@ -114,6 +115,7 @@ def test_a_draft_no_source_backs_is_answered_by_the_disagreement(store):
         answer = pipeline.answer(DOCKS_Q)
         refs = {s.doc: s.ref for s in answer.sources}
         assert answer.answerable and answer.mode == "conflict" and answer.draft == reply, answer.answer
+        assert not errors("answer.schema.json", answer.to_dict())  # docs/FORMATS.md's schema knows the mode
         assert answer.answer.startswith("Sources disagree") and len(answer.segments) == 1
         assert {(r.doc, r.score) for r in answer.segments[0].references} == {(SURVEY, 1.0), (REGISTER, 1.0)}
         assert f"[{refs[SURVEY]}] gives 14" in answer.answer
