@@ -45,6 +45,11 @@ _DATES = (
     (re.compile(r"\b" + _MONTH + r"\s+((?:19|20)\d\d)\b", re.IGNORECASE), "my"),
 )
 _FILE_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_.]?(0[1-9]|1[0-2])(?:[-_.]?(0[1-9]|[12]\d|3[01]))?(?!\d)")
+# A file name's "IL-2024-02" is a report's code, no February 2024 ("memo-2025-02-24" is a date).
+_CODE_PREFIX = re.compile(r"(?:^|[^A-Za-z])[A-Z]{1,5}-$")
+# A name run on past its code ("REPORT IL-2024-02 Inter-laboratory comparison: assay and ..."): the
+# code names the document.
+_NAMED_CODE = re.compile(r"^.{0,40}?\b[A-Z]{1,6}-\d[\w-]*")
 _EFFECTIVE = re.compile(r"effective|valid|in force|as of|applies from|시행|적용|발효|기준일", re.IGNORECASE)
 _TITLE_WORDS = 12  # a longer line is a sentence, not a title or a field
 # Group 1 is what the document names; a Korean object comes before its verb.
@@ -87,7 +92,7 @@ def currency_of(doc_id: str, blocks: Sequence[Block], fields: Mapping[str, objec
                 parsed = {"effective_date": _date(value), "status": _status(value)}.get(key, value)
                 put(key, (value,) if key in _LINKS else parsed, f"{where} {name}")
     stem = PurePosixPath(doc_id).stem
-    if match := _FILE_DATE.search(stem):
+    if (match := _FILE_DATE.search(stem)) and not _CODE_PREFIX.search(stem[:match.start()]):
         put("effective_date", _iso(*match.groups()), "file name")
     if match := FILE_VERSION.search(stem):
         put("version", match.group(1).replace("_", "."), "file name")
@@ -156,6 +161,8 @@ def _named(line: str, patterns: Iterable[str]) -> list[str]:
     for pattern in patterns:
         for match in re.finditer(pattern, line, re.IGNORECASE):
             name = match.group(1).strip(" \"'“”‘’`*:")
+            if len(name) > 120 and (code := _NAMED_CODE.match(name)):
+                name = code.group()
             if name and len(name) <= 120:
                 names.append(name)
     return list(dict.fromkeys(names))

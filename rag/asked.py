@@ -26,6 +26,23 @@ A date is no quantity, and a "where" is not answered by the question's own words
     'no place'
     >>> lacks("Where do visitors check in?", ["Visitors check in at the gatehouse [1]."]) is None
     True
+
+A document's heading or its header fields, quoted back, answer nothing the question does not ask
+of them:
+
+    >>> heading("KESTREL ANALYTICAL - GHENT SITE [1] INTERNAL MEMO [1]", "Which samples were lost?")
+    True
+    >>> heading("Document number: SOP-12 Version: 3.1 Effective date: 4 March 2024", "When is the audit?")
+    True
+    >>> heading("Version: 3.1 [1]", "Which version of SOP-12 is in force?")
+    False
+    >>> heading("The freezer reached -52 °C [1].", "How warm did the freezer get?")
+    False
+
+A file's name is no figure, its date neither: "call ops-notes-2025-02-11.md" gives no number.
+
+    >>> lacks("What number should I call?", ["You should call ops-notes-2025-02-11.md [1]."])
+    'no figure'
 """
 
 from __future__ import annotations
@@ -33,15 +50,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from rag.names import FILE_NAME
 from rag.places import dates, keys
 from rag.text import MARKER
 from rag.units import FREQUENCY_WORDS, NUMBER_WORDS, amounts, named_units
 
-_ASKS_QUANTITY = re.compile(r"\bhow (?:many|much|long|far|old|large|big|high|heavy|fast|often)\b|몇|얼마",
+_HOW = r"how (?:many|much|long|far|old|large|big|high|heavy|fast|often|warm|cold|hot|deep|wide|tall|low)"
+_ASKS_QUANTITY = re.compile(rf"\b{_HOW}\b|몇|얼마",
                             re.IGNORECASE)
 _ASKS_PLACE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
 _ASKS_FIGURE = re.compile(
-    r"\b(?:how (?:many|much|long|far|old|large|big|high|heavy|fast|often)|when\b|which (?:year|date|month)|"
+    rf"\b(?:{_HOW}|when\b|which (?:year|date|month)|"
     r"what (?:(?:is|are|was|were|will be) )?(?:(?:the|a|an) )?(?:[\w'-]+ ){0,3}"
     r"(?:percentage|share|number|amount|rate|date|year|time|value|score|level|limit|"
     r"cap|fee|allowance|threshold|budget|cost|price|deadline|retention|premium|ratio)s?\b)|"
@@ -76,17 +95,22 @@ def _gives(text: str, counted: tuple[str, str] | None, amounts_only: bool = Fals
 def lacks(question: str, texts: Iterable[str]) -> str | None:
     """What the texts lack that the question asks for ("no figure": none, or none in the unit it
     counts in; a date is no quantity; "no place": a "where" answered with nothing but the
-    question's own words and a date), or None; citation marks ("[1]") are no figures."""
-    texts = [MARKER.sub("", t) for t in texts]
+    question's own words and a date), or None; citation marks ("[1]") and file names are no figures."""
+    texts = [FILE_NAME.sub("", MARKER.sub("", t)) for t in texts]
     if _ASKS_PLACE.search(question) and texts and not any(_beyond(t, question) for t in texts):
         return "no place"  # "where do I check in when I get there?" asks for a place all the same
     if not _ASKS_FIGURE.search(question):
         return None
     counted = _counted(question)
-    quantity = bool(_ASKS_QUANTITY.search(question))
+    quantity = asks_quantity(question)
     if quantity:  # "how much notice": 28 February 2025 is no amount of it
         texts = [_undated(t) for t in texts]
     return None if any(_gives(t, counted, amounts_only=quantity) for t in texts) else "no figure"
+
+
+def asks_quantity(question: str) -> bool:
+    """Whether a question asks how many, how much, how long, how warm... (몇, 얼마): an amount, no date."""
+    return bool(_ASKS_QUANTITY.search(question))
 
 
 def _undated(text: str) -> str:
@@ -103,3 +127,22 @@ _EMPTY = frozenset("can could may might must shall should will would you your yo
 def _beyond(text: str, question: str) -> bool:
     """Whether the text says something the question does not: a word (not a date) of its own."""
     return bool({k for k, _, _ in keys(_undated(text))} - {k for k, _, _ in keys(question)} - _EMPTY)
+
+
+# The labels of a document's own header lines: a sentence opening with one is the header quoted.
+_HEADER_LABEL = re.compile(
+    r"^\s*(subject|re|ref(?:erence)?|document(?: number| no\.?| id)?|doc no\.?|version|rev(?:ision)?|"
+    r"effective(?: date)?|date|owner|author|title|to|from|cc|status|classification|approved by|"
+    r"prepared by|issued(?: by)?|page)\s*:", re.IGNORECASE)
+
+
+def heading(text: str, question: str) -> bool:
+    """Whether a sentence is a heading (no lower-case word) or a document's header line ("Subject:
+    ...", "Version: 3.1 Owner: ...") whose label the question does not name: quoted back, it
+    answers nothing."""
+    text = MARKER.sub("", text).strip()
+    if re.search(r"[A-Z]{2}", text) and not re.search(r"[a-z가-힣]", text):
+        return True
+    label = _HEADER_LABEL.match(text)
+    return bool(label) and not any(k in {w for w, _, _ in keys(label.group(1))}
+                                   for k, _, _ in keys(question))

@@ -57,7 +57,9 @@ _WHO = re.compile(r"\bwho\s+(?:is|was|are|were)\s+the\s+([A-Za-z][\w-]*(?:\s+[A-
                   re.IGNORECASE)
 _COUNTED = re.compile(r"\bhow many\s+([A-Za-z][\w-]*)|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
 _KEY_LINE = re.compile(r"^[\w\[\]-]+(?:[._][\w\[\]-]+)*:\s")  # a JSON field's line ("clauses.hours: 72")
-_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
+# "the number of samples" counts; "the serial number of the titrator" asks an identifier.
+_COUNT = re.compile(r"\bhow many\b|(?:^|\b(?:the|a|total|overall|what)\s+)number of\b"
+                    r"|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
 _LOCATION = frozenset({"doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr",
                        "document_id", "doc_id", "ref_doc_id"})
 
@@ -105,12 +107,14 @@ class CellLookup:
         extreme = next(((kind, m.group().lower()) for kind, pattern in (("max", _MAX), ("min", _MIN))
                         for m in pattern.finditer(question)  # not a label's: "최대 하중"
                         if all(m.group() not in label for label in labels)), None)
-        if extreme:
-            time = bool(_TIME.search(extreme[1]))  # of the top chunks' tables: a date column is named
-            measure = _MEASURES.get(extreme[1], frozenset())
-            return ask.extreme(extreme[0], top if time else lead, measure, time)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).split()[0].lower() not in STOP), None)
+        if extreme:
+            time = bool(_TIME.search(extreme[1]))  # of the top chunks' tables: a date column is named
+            # "the most kilometres" names its measure by its unit: the column in km
+            measure = _MEASURES.get(extreme[1], frozenset()) | {u.lower() for w in words(question)
+                                                                 for u in named_units(w)}
+            return ask.extreme(extreme[0], top if time else lead, measure, time, (noun or "").split(" ")[0])
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from rag.asked import heading
 from rag.answer import AnswerSegment, Source
 from rag.context import Evidence, Unit, row_pairs
 from rag.references import ReferenceMatcher, marked
@@ -96,10 +97,12 @@ class Composer:
         return self.prompt.format(context=context, question=question, language=language)
 
     def compose(self, reply: str, evidence: Evidence, sources: list[Source],
-                threshold: float | None = None) -> Composed | None:
-        """The answer from the units the reply picks (None when it picks none): the supported
-        sentences of its addition first, then each unit quoted and cited to its chunk."""
+                threshold: float | None = None, question: str = "") -> Composed | None:
+        """The answer from the units the reply picks (None when it picks none, or only a document's
+        heading or header lines the question does not ask about): the supported sentences of its
+        addition first, then each unit quoted and cited to its chunk."""
         numbers, addition = picks(reply, len(evidence.units))
+        numbers = [n for n in numbers if not heading(evidence.units[n - 1].text, question)]
         if not numbers:
             return None
         segments: list[AnswerSegment] = []

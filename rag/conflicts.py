@@ -22,6 +22,7 @@ from typing import Any
 from rag.answer import AnswerSegment
 from rag.claims import Claim, agrees, claim_backed, claims, coordinates_hold, states_former
 from rag.layout import fields, following, title, unwrapped
+from rag.asked import asks_quantity
 from rag.places import Date, Place, is_year, keys, places, titles
 from rag.references import marked
 from rag.text import MARKER, NUMBER, TABLE_RULE, cells, split_sentences
@@ -229,6 +230,7 @@ class ConflictFinder:
         currency relation orders whose figures, in one unit, differ disagree on the asked thing."""
         words = {k for k, _, _ in keys(question)}
         given = set(NUMBER.findall(question))  # "Scope 1 and 2 ... in 2024": the question's, not asked
+        dated = not asks_quantity(question)  # "how warm did it get" is no date's question
         picks = []
         for source in sources:
             groups: dict[tuple, list[Place]] = {}
@@ -247,7 +249,8 @@ class ConflictFinder:
                 values = [((len(given & _header_figures(source.text, p)), len(words & p.words), -i), v)
                           for i, p in enumerate(group) if not p.former
                           for v in [*(replace(a, unit=_unit_of(a, p)) for a in p.amounts
-                                      if a.number not in given and not is_year(a)), *p.dates]]
+                                      if a.number not in given and not is_year(a)),
+                                    *(p.dates if dated else ())]]
                 value = max(values, key=lambda v: v[0])[1] if values else None
                 if value is not None and len(held) >= len(words) / 2 and (best is None or score > best[0]):
                     best = (score, value, held)
@@ -282,7 +285,7 @@ def _same_or_unlike(first: Amount | Date, second: Amount | Date) -> bool:
         return True
     if isinstance(first, Amount):
         return first.unit != second.unit or first.value == second.value
-    return first == second
+    return all(a is None or b is None or a == b for a, b in zip(first, second))  # "7 Dec" is 2024-12-07
 
 
 def _shown(value: Amount | Date) -> str:

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from rag.layout import LIST_NUMBER, fields
 
 # A field label naming the value a correction or change replaces.
-_OLD_SIDE = re.compile(r"(?:printed|published|was|old|incorrect|wrong|previously|previous(?: value)?|"
-                       r"original(?:ly)?|before|stated|formerly|정정 전|기존|변경 전)"
+_OLD_SIDE = re.compile(r"(?:printed|published|reported|was|old|incorrect|wrong|previously|"
+                       r"previous(?: value)?|original(?:ly)?|before|stated|formerly|정정 전|기존|변경 전)"
                        r"(?:\s+(?:in|as|on)\b.*)?", re.IGNORECASE)
 # A field label giving the value in force: only beside one is an old side's label a correction
 # ("Published: 15 October 2024" alone dates a document).
@@ -75,6 +75,8 @@ def old_sides(lines: Sequence[str]) -> list[set[str]]:
 
     >>> old_sides(["Published: 1,284,000", "Correct: 1,248,000", "Published: 15 October 2024"])
     [{'Published'}, set(), set()]
+    >>> old_sides(["Reported: 2.4", "Corrected: 1.4", "Reason: a sigma of 0.65 % was used"])
+    [{'Reported'}, set(), set()]
     """
     labels = [[label.strip() for label, _ in fields(line.strip()) if label] for line in lines]
     new = [any(_NEW_SIDE.match(label) for label in found) for found in labels]

@@ -19,6 +19,7 @@ names holds the asked column: one document answers.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -43,6 +44,7 @@ _WHERE_ASKED = ("where",)  # the asked words of a "where" question: any column n
 _HOW = frozenset({"many", "much", "long", "old", "often", "far"})
 # What follows the asked phrase when the question reaches the asked thing through another.
 _THROUGH = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "of"})
+_POSSESSIVE = frozenset({"our", "my", "your", "their", "his", "her", "its"})  # "of our contract manager"
 _RELATIVE = frozenset({"that", "which", "who", "whose", "of"})  # "the service that went down"
 _LETTER = re.compile(r"[^\W\d_]")
 _KO_BEFORE = frozenset({"어느", "어떤", "무슨"})
@@ -64,6 +66,8 @@ class Bridge:
     line: str = ""
     held: int | None = None  # the kept chunk that already states the fact, if one does
     given: tuple[str, ...] = ()  # the question's other words: a value they name is no asked fact
+    guessed: tuple[str, ...] = ()  # a row's codes, tried in turn: the entity is the one whose round finds
+    # the fact
 
     @property
     def query(self) -> str:
@@ -123,6 +127,7 @@ class Asked:
     words: tuple[str, ...]
     figure: bool
     through: bool
+    via: tuple[str, ...] = ()  # the other thing's words ("of our contract manager for ...": contract manager)
 
 
 def asked(question: str) -> Asked:
@@ -161,7 +166,11 @@ def asked(question: str) -> Asked:
             while rest and rest[0] not in STOP:
                 phrase.append(rest.pop(0))
             head = [w for w in phrase if not is_code(w) and len(w) > 1][-2:]
-            return Asked(tuple(head), figure, bool(head) and bool(rest) and rest[0] in _THROUGH)
+            through = bool(head) and bool(rest) and rest[0] in _THROUGH
+            while through and rest and (rest[0] in STOP or rest[0] in _POSSESSIVE):
+                rest.pop(0)
+            via = tuple(itertools.takewhile(lambda w: w not in STOP, rest)) if through else ()
+            return Asked(tuple(head), figure, through, via)
     return Asked((), figure, False)
 
 
@@ -197,11 +206,13 @@ def _entity(value: str) -> bool:
 
 def _asks(label: str, asked: tuple[str, ...]) -> bool:
     """Whether a column is the one asked: each asked word names a word of it ("return period" names
-    return_period_years, not period_inception)."""
+    return_period_years, not period_inception), or the asked words name the whole of it ("registration
+    plate" names registration)."""
     if asked == _WHERE_ASKED:
         return is_place(label)
     own = content(label)
-    return bool(asked) and all(any(same(w, a) for w in own) for a in asked)
+    return bool(asked) and (all(any(same(w, a) for w in own) for a in asked)
+                            or bool(own) and all(any(same(w, a) for a in asked) for w in own))
 
 
 def _anchor(row: list[tuple[str, str]], others: tuple[str, ...]) -> set[str] | None:
@@ -240,8 +251,11 @@ def _naming(row: list[tuple[str, str]], question: tuple[str, ...]) -> int:
     return sum(any(same(w, q) for w in values) for q in question)
 
 
-def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...], asked: tuple[str, ...]) -> str | None:
-    """The value of the column the question names, in a row one of whose values it names."""
+def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...],
+                asked: tuple[str, ...]) -> tuple[tuple[str, ...], bool] | None:
+    """The value of the column the question names, in a row one of whose values it names, and True;
+    or, where it names none ("the truck involved in INC-24-017": vehicle_id), the row's codes it does
+    not give, each a guess only a second round that finds the fact confirms, and False."""
     filled = [(label, value) for label, value in row if value.strip().lower() not in BLANKS]
     anchor = _anchor(filled, others)
     # a column whose value the question gives is the anchor's ("Kraków" for its property), not the asked
@@ -254,8 +268,11 @@ def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...], asked: tupl
     related = [(len(own), i, value) for i, (label, value) in enumerate(filled)
                if (own := named(label, others)[2] - anchor) and (_entity(value) or len(own) > 1)
                and not _touched(value, others)]
-    # The column the question names most by words of its own; the first of a tie.
-    return min(related, key=lambda r: (-r[0], r[1]))[2] if related else None
+    if related:  # the column the question names most by words of its own; the first of a tie
+        return (min(related, key=lambda r: (-r[0], r[1]))[2],), True
+    codes = tuple(value for _, value in filled if " " not in value.strip() and is_code(value.lower())
+                  and _entity(value) and not _touched(value, others))
+    return (codes, False) if codes else None
 
 
 def _sentence_bridge(sentence: str, others: tuple[str, ...], asked: tuple[str, ...],
@@ -271,7 +288,8 @@ def _sentence_bridge(sentence: str, others: tuple[str, ...], asked: tuple[str, .
     for match in [*_NAME.finditer(sentence), *CODE.finditer(sentence)]:
         name = match.group()
         first_word = match.start() == 0 and " " not in name
-        if not first_word and name.lower() not in NOT_NAMES and not _touched(name, others):
+        # "Summary ------- In the early hours": a capitalised function word is no name
+        if not first_word and name.lower() not in NOT_NAMES | STOP and not _touched(name, others):
             return name
     return None
 
@@ -308,31 +326,40 @@ class Hop:
             return None  # the question describes no other thing: one document answers it
         others = tuple(w for w in words(question) if w not in STOP and w not in want.words)
         texts = [_text(n) for n in kept]
-        for text in texts:  # one row the question names holds the asked column: one document answers
-            if sum(_anchor(row, others) is not None and any(_asks(k, want.words) and not _held(v, others)
-                                                              for k, v in row)
-                   for row in records(text)[0]) == 1:
-                return None
+        # One row the question names holds the asked column: one document answers, unless a bridge
+        # leads to a kept row stating the fact ("our contract manager" names a Contracts Manager's
+        # row of the directory, but the contract names which one).
+        def answers(row: list[tuple[str, str]]) -> bool:
+            return _anchor(row, others) is not None and any(_asks(k, want.words) and not _held(v, others)
+                                                            for k, v in row)
+
+        one_row = any(sum(map(answers, records(text)[0])) == 1 for text in texts)
         read = [records(text) for text in texts[: self.chunks]]
         # A row's line: the cells the question names and the entity's (its other figures are no part).
         # A row's relation column names its entity outright, so a row of any of the chunks comes
         # before a name a sentence merely holds; of several rows, the one whose values name most of
         # the question ("conference AV upgrade" and "Kraków", not "Kraków" alone).
-        bridged = sorted(((e, row, i) for i, (rows, _) in enumerate(read) for row in rows
-                          if (e := _row_bridge(row, others, want.words))),
-                         key=lambda bridge: -_naming(bridge[1], others))
-        lines = [(e, _written([(k, v) for k, v in row if v == e or _held(v, others)]), i)
-                 for e, row, i in bridged]
-        lines += [(_sentence_bridge(s, others, want.words, want.figure), s, i)
-                  for i, (_, sentences) in enumerate(read) for s in sentences]
-        entity, line, chunk = next(((e, line, i) for e, line, i in lines if e), (None, "", 0))
-        if not entity:
+        # A row that names its relation before one whose codes are guesses.
+        bridged = sorted(((found, row, i) for i, (rows, _) in enumerate(read) for row in rows
+                          if (found := _row_bridge(row, others, want.words))),
+                         key=lambda bridge: (not bridge[0][1], -_naming(bridge[1], others)))
+        lines = [(entities, _written([(k, v) for k, v in row if v in entities or _held(v, others)]), i, named)
+                 for (entities, named), row, i in bridged]
+        lines += [((e,), s, i, True) for i, (_, sentences) in enumerate(read) for s in sentences
+                  if (e := _sentence_bridge(s, others, want.words, want.figure))]
+        # a sentence's name before a row's guessed codes; one naming the thing reached through first
+        lines.sort(key=lambda line: (not line[3], not _held(" ".join(want.via), words(line[1]))))
+        if not lines:
             return None
-        found = Bridge(entity, chunk, want.words, line, given=others)
-        held = next((i for i, text in enumerate(texts) if i != found.chunk and self._fact(text, found)), None)
-        if held is not None:  # the first round holds the fact: read it there, or leave it to the model
-            return replace(found, held=held) if self.read else None
-        return None if any(self._fact(text, found) for text in texts) else found
+        entities, line, chunk, named = lines[0]
+        found = Bridge(entities[0], chunk, want.words, line, given=others,
+                       guessed=() if named else entities)
+        for tried in [replace(found, entity=e) for e in found.guessed] or [found]:
+            held = next((i for i, text in enumerate(texts)
+                         if i != found.chunk and self._fact(text, tried)), None)
+            if held is not None:  # the first round holds the fact: read it there, or leave it to the model
+                return replace(tried, held=held) if self.read else None
+        return None if one_row or any(self._fact(text, found) for text in texts) else found
 
     @staticmethod
     def _fact(text: str, bridge: Bridge) -> str | None:
@@ -350,6 +377,11 @@ class Hop:
         return next((s for s in sentences if _held(bridge.entity, words(s))
                      and _held(" ".join(bridge.asked), words(s))), None)
 
+    def _new(self, retriever: BaseRetriever, bridge: Bridge, known: set[str]) -> list[NodeWithScore]:
+        """The second round's chunks not among the first's, at most `retrieve_k`."""
+        new = [n for n in retriever.retrieve(QueryBundle(bridge.query)) if n.node.node_id not in known]
+        return new[: self.retrieve_k]
+
     def follow(self, question: str, ranked: list[NodeWithScore], keep: int, retriever: BaseRetriever,
                reranker: BaseNodePostprocessor) -> Hopped | None:
         """The second round when the kept chunks hold a bridge (no retrieval when they hold the
@@ -363,8 +395,16 @@ class Hop:
             return Hopped([fact_chunk, chunk, *rest], bridge.entity, f"{bridge.line} {bridge.query}", bridge,
                           chunk.node.node_id, self._fact(_text(fact_chunk), bridge))
         known = {n.node.node_id for n in ranked}
-        new = [n for n in retriever.retrieve(QueryBundle(bridge.query)) if n.node.node_id not in known]
-        pool = ranked + new[: self.retrieve_k]
+        if bridge.guessed:  # the code whose round holds the fact, else no second round at all
+            tried = (replace(bridge, entity=entity) for entity in bridge.guessed)
+            rounds = ((b, self._new(retriever, b, known)) for b in tried)
+            bridge, new = next(((b, new) for b, new in rounds  # a candidate not kept may hold it
+                                if any(self._fact(_text(n), b) for n in [*new, *ranked[keep:]])), (None, []))
+            if bridge is None:
+                return None
+        else:
+            new = self._new(retriever, bridge, known)
+        pool = ranked + new
         # Every candidate ranked (not only the stage's top_n): the target may rank below the kept.
         everyone = reranker.model_copy(update={"top_n": len(pool)})
         joined, _ = best_ranked(everyone, pool, [question, bridge.query])

@@ -20,7 +20,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer, is_refusal
-from rag.asked import lacks
+from rag.asked import heading, lacks
 from rag.cells import CellLookup
 from rag.compose import Composer, notice
 from rag.conflicts import ConflictFinder, disagreement, restated, said
@@ -105,7 +105,40 @@ class RagPipeline:
         documents whose header fields equal `where`'s values. With the chat's earlier
         (question, answer) turns in `history`, the question is first rewritten to stand alone.
         `threshold`, `retrieve_k` and `keep_k` override the references' support threshold, the chunks
-        retrieved and the chunks kept after reranking, for this answer."""
+        retrieved and the chunks kept after reranking, for this answer. An answer not found in a
+        corpus holding both languages is looked for again with the question in the other
+        (rag/translation.py `across`): one more round, said in the widening steps."""
+        args = (question, on_token, docs, where, history, threshold, retrieve_k, keep_k)
+        started = time.perf_counter()
+        first = self._answer(*args)
+        if first.answerable or first.refused_by not in ("model", "references") or first.translated_question \
+                or time.perf_counter() - started >= self.widening.time_s:  # the widening's time cap holds
+            return first
+        clock = time.perf_counter()
+        other = self.translation.across(first.standalone_question or question)
+        translating = round((time.perf_counter() - clock) * 1000, 1)
+        if not other:
+            return first
+        if on_token is not None:
+            on_token(notice("widen", self.language(question)))
+        again = self._answer(*args, translated=other)
+        # Only an answer citing a passage in the other language is one this round found: another
+        # from the question's own language is the first round's evidence, read again by chance.
+        asked = script_language(question)
+        cited = {r.ref for segment in again.segments for r in segment.references}
+        if not again.answerable or not any(script_language(s.text) != asked for s in again.sources
+                                           if s.ref in cited):
+            return first
+        step = {"reason": "other language", "chunks": len(again.sources), "tokens": 0}
+        # the first round's stages, then the second's, whose question was translated here
+        timings = {f"first_{k}": v for k, v in first.timings_ms.items()} | again.timings_ms | {
+            "translate": translating}
+        return replace(again, widened=[*first.widened, step, *again.widened], timings_ms=timings)
+
+    def _answer(self, question: str, on_token: Callable[[str], None] | None, docs: list[str] | None,
+                where: dict[str, str] | None, history: Sequence[tuple[str, str]], threshold: float | None,
+                retrieve_k: int | None, keep_k: int | None, translated: str | None = None) -> Answer:
+        """One answer; `translated`: the question in the other language, searched beside it."""
         cfg = self.settings
         check_question(question)
         if docs or where:
@@ -131,7 +164,7 @@ class RagPipeline:
         widest = self.widening.size(keep, self.widening.steps)  # ranked once, widened by prefixes,
         # and the next ones read for a figure disagreeing with the answer's (rag/conflicts.py)
         reranker = self.reranker.model_copy(update={"top_n": widest + cfg.currency.conflict_candidates})
-        query = replace(query, translated=self.translation.for_retrieval(query.standalone))
+        query = replace(query, translated=translated or self.translation.for_retrieval(query.standalone))
         if query.translated:
             lap("translate")
         found = retrieved(retriever, query.queries)  # both questions' candidates
@@ -290,7 +323,7 @@ class RagPipeline:
         timings[tag + "generate"] = round((time.perf_counter() - clock) * 1000, 1)
         sources = Source.listed(evidence.nodes)
         refused = any(is_refusal(reply, r) for r in {self.settings.answer.refusal, self.refusal(language)})
-        composed = None if refused else self.composer.compose(reply, evidence, sources, threshold)
+        composed = None if refused else self.composer.compose(reply, evidence, sources, threshold, question)
         timings[tag + "match"] = round((time.perf_counter() - clock) * 1000 - timings[tag + "generate"], 1)
         if composed is None:
             return self.refusal(language), sources, "model", reply
@@ -313,10 +346,10 @@ class RagPipeline:
         clock = time.perf_counter()
         segments = self._match(text, evidence.nodes, sources, threshold)
         timings[tag + "match"] = round((time.perf_counter() - clock) * 1000, 1)
-        backed = [segment.text for segment in segments if segment.supported]
+        backed = [s.text for s in segments if s.supported and not heading(s.text, question)]
         if not backed or lacks(question, backed):
-            # Not one sentence is backed by a source, or none gives the figure asked: the unit the
-            # draft paraphrases, quoted, else no answer.
+            # Not one sentence is backed by a source (a heading quoted back is none), or none gives
+            # the figure asked: the unit the draft paraphrases, quoted, else no answer.
             if (quote := self.quoter.quote(question, text, evidence, sources, language)) is not None:
                 return quote[0], sources, None, text, quote[1], "composed"
             return self.refusal(language), sources, "references", text, segments

@@ -370,6 +370,8 @@ def _other_kind(question: str, texts: Sequence[str]) -> str:
         if {qualifier, noun} & (STOP | _FUNCTION) or qualifier in _UNQUALIFIED or _NO_KIND.search(qualifier) \
                 or _stem(qualifier) in stems:  # "our pump" names no kind of pump
             continue
+        if len(qualifier) >= 3 and any(w.startswith(qualifier.lower()) for w in words):
+            continue  # a word's short form: "inter-lab comparison" where the report has laboratory
         if _VERB_BEFORE.search(question, 0, match.start()):  # "have to redo fatigue training": a verb
             continue
         before = [words[i - 1] for i, stem in enumerate(stemmed) if i and stem == _stem(noun)]

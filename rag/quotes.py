@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from llama_index.core.schema import MetadataMode
 
+from rag.asked import heading
 from rag.answer import AnswerSegment, Source
 from rag.claims import claim_backed, claims, met_cases, states_former
 from rag.places import keys
@@ -90,6 +91,8 @@ def quoted_unit(question: str, draft: str, shown: Sequence[Unit], chunks: Mappin
         return None  # the evidence gives the draft's figure as the one corrected away
     fits = []
     for unit in shown:
+        if heading(unit.text, question):
+            continue  # a document's heading or header line answers nothing
         about = " ".join((*unit.lead, unit.text))
         around = f"{about} {chunks.get(unit.chunk, '')}"
         if len(asked & _words(about)) < min_shared:

@@ -333,7 +333,7 @@ class ContextSettings(Section):
     )
     widen_factor: float = Field(3.0, gt=1, le=10, description="How much each widening step multiplies by.")
     widen_time_s: float = Field(
-        12.0, gt=0, description="No widening step starts once the question has taken this long."
+        12.0, gt=0, description="No widening step, nor the other-language round, starts after this long."
     )
 
     def budget(self, backend: str) -> int:

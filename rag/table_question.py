@@ -16,6 +16,7 @@ from rag.fact_tables import FactTable, label_text
 from rag.facts import Fact, value_unit
 from rag.labels import STOP, content, is_code, named, same, words
 from rag.places import dates
+from rag.units import named_units
 
 # Columns that hold "the" value of a measure named by the row: the default when no column is named.
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
@@ -52,6 +53,11 @@ def _date_order(value: str) -> tuple[int, int, int] | None:
 def dated(value: str) -> bool:
     """A date or a year: what a "when" question asks."""
     return bool(dates(value) or re.fullmatch(r"\s*(?:19|20)\d\d\s*", value))
+
+
+def _units(column: str) -> set[str]:
+    """The units a column's header names ("odometer_km": km), as a measure's words are written."""
+    return {unit.lower() for unit in named_units(column)}
 
 
 def _shown(fact: Fact) -> str:
@@ -171,12 +177,15 @@ class TableQuestion:
         return CellAnswer("cell", text, facts)
 
     def extreme(self, kind: Literal["max", "min"], tables: Sequence[FactTable],
-                measure: frozenset[str] = frozenset(), time: bool = False) -> CellAnswer | None:
+                measure: frozenset[str] = frozenset(), time: bool = False,
+                noun: str = "") -> CellAnswer | None:
         """The row of the highest (lowest) figure in the column the question names (or else the
         one column of the `measure` the superlative implies), in one table, among the rows
         holding a value the question names ("which Karrow engagement") if any; of the latest
         (earliest) date where the superlative is one of `time` (or else the table's one date
-        column); None when the question names a row itself (it asks about that row, not for one)."""
+        column); None when the question names a row itself (it asks about that row, not for one).
+        A `noun` ("which client") naming a column whose values repeat over the rows asks for the
+        value with the highest (lowest) total: a receipts log's containers summed per client."""
         found = []
 
         def order(fact: Fact) -> float | tuple[int, int, int] | None:
@@ -185,7 +194,7 @@ class TableQuestion:
         for table in tables:
             ordered = {f.column for f in table.facts if order(f) is not None}  # "English-language" names
             columns = [c for c in self.best(table.columns) if c in ordered] or [  # a filter, not a measure
-                c for c in table.columns if c in ordered and set(words(c)) & measure]
+                c for c in table.columns if c in ordered and (set(words(c)) | _units(c)) & measure]
             named_column = bool(columns)
             if not columns and time and len(ordered) == 1:
                 columns = sorted(ordered)  # "which asset is the oldest": the table's one date
@@ -203,6 +212,8 @@ class TableQuestion:
         if len(found) != 1:
             return None
         table, cells = found[0]
+        if noun and not time and (total := self._total(kind, table, cells, noun)) is not None:
+            return total
         best = (max if kind == "max" else min)(order(f) for f in cells)
         top = [f for f in cells if order(f) == best]
         if len(top) > 1:
@@ -218,6 +229,38 @@ class TableQuestion:
                 "highest" if kind == "max" else "lowest")
             text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact)}."
         return CellAnswer(kind, text, (fact,))
+
+    def _total(self, kind: Literal["max", "min"], table: FactTable, cells: Sequence[Fact],
+               noun: str) -> CellAnswer | None:
+        """The value of the column the noun names with the highest (lowest) sum of the cells over
+        its rows, where that column holds some value on two rows; None where none does."""
+        measure = cells[0].column
+        groups = [c for c in table.columns if c != measure and c and named(c, (noun,))[0] == 1]
+        if len(groups) != 1:
+            return None
+        of = {f.row: f.value.strip() for f in table.facts if f.column == groups[0] and not f.blank}
+        totals: dict[str, list[Fact]] = {}
+        for fact in cells:
+            if fact.row in of:
+                totals.setdefault(of[fact.row], []).append(fact)
+        if all(len(facts) < 2 for facts in totals.values()):
+            return None  # each row its own value: the row's figure is its total
+        sums = {value: sum(f.number or 0.0 for f in facts) for value, facts in totals.items()}
+        best = (max if kind == "max" else min)(sums.values())
+        top = [value for value, total in sums.items() if total == best]
+        if len(top) != 1:
+            return None
+        value, facts = top[0], totals[top[0]]
+        total = f"{best:,.0f}" if best == int(best) else f"{best:,.2f}"
+        if self.korean:
+            word = "가장 높은" if kind == "max" else "가장 낮은"
+            text = (f"{table.subject}에서 {measure} 합계가 {word} {groups[0]}는 {value}입니다"
+                    f"({total}, {len(facts)}행).")
+        else:
+            word = "highest" if kind == "max" else "lowest"
+            text = (f"In {table.subject}, {groups[0]} {value} has the {word} total {measure}: {total} "
+                    f"over {len(facts)} rows ({table.listed([f.row for f in facts])}).")
+        return CellAnswer(kind, text, tuple(facts))
 
     def value_matches(self, tables: Sequence[FactTable]
                       ) -> list[tuple[FactTable, list[tuple[str, str]], list[Fact]]]:

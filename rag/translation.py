@@ -8,7 +8,10 @@
   evidence shown is in the other script (an English question answered by the one Korean
   handbook): across scripts the small model echoed the prompt's example instead of reading its
   passages. Not where it was translated for retrieval: that path was measured reading the
-  question as asked (docs/BENCHMARKS.md, "Questions in the other language than the corpus").
+  question as asked (docs/BENCHMARKS.md, "Questions in the other language than the corpus");
+- `across`, once a question over a corpus holding both languages found no answer: its few
+  documents in the other language (a partner's Korean notes beside English reports) are far
+  down the ranking of a question in the one, so it is searched again in the other.
 """
 
 from __future__ import annotations
@@ -39,11 +42,24 @@ class Translation:
         """The question in the corpus's language where the corpus lacks the question's; else None."""
         if not self.enabled:
             return None
+        language = translation_target(question, self._languages())
+        return self.rewriter.translate(question, language) if language else None
+
+    def across(self, question: str) -> str | None:
+        """The question in the other language, where the corpus holds documents in it; else None."""
+        if not self.enabled:
+            return None
+        asked = script_language(question)
+        other = next((language for language, share in self._languages().items()
+                      if language != asked and share > 0), None)
+        return self.rewriter.translate(question, other) or None if other else None
+
+    def _languages(self) -> dict[str, float]:
+        """The corpus's share of documents per language, read again when the store changed."""
         version = lexical_version(self.store.lexical)
         if self._shares[0] != version or version is None:
             self._shares = (version, document_shares(spread_sample(self.store.collection)))
-        language = translation_target(question, self._shares[1])
-        return self.rewriter.translate(question, language) if language else None
+        return self._shares[1]
 
     def beside(self, question: str, translated: str | None, evidence: str) -> str | None:
         """The language to write the question in beside it in the prompt: the `evidence`'s, where

@@ -103,8 +103,8 @@ NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve
 FREQUENCY_WORDS = r"once|twice|daily|weekly|fortnightly|monthly|quarterly|yearly|annually"
 # A number after a document part's name labels the part ("Section 2: ...", "see Article 12"),
 # as 제 does in Korean: no figure.
-_PART_LABEL = re.compile(r"(?:\b(?:section|article|clause|chapter|paragraph|annex|appendix|slide|page|"
-                         r"table|figure)\s?|§\s?)$", re.IGNORECASE)
+_PART_LABEL = re.compile(r"(?:\b(?:section|article|clause|chapter|paragraph|annex|appendix|schedule|exhibit|"
+                         r"attachment|part|step|slide|page|table|figure)\s?|§\s?)$", re.IGNORECASE)
 # "(mm)", "(% of revenue)", "| speed_kmh |": a unit named for the figures under it
 _NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})(?:\s+(?:of|per)\s[^\])]*)?\s*[\])]"
                     rf"|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)", re.IGNORECASE)

@@ -83,6 +83,13 @@ def test_comparisons_and_counts_across_rows(tables):
     # a superlative names its measure; "English-language" names a filter, not the column
     shortest = ask(tables, "Which English-language course is the shortest?")
     assert shortest.kind == "min" and "TR-3" in shortest.text and shortest.facts[0].column == "hours"
+    # or by its unit: "the most hours" is the column in h (runtime_h), no other figure of the register
+    hours = ask(tables, "Which asset in the register has run the most hours?")
+    assert hours.kind == "max" and "PMP-097" in hours.text and hours.facts[0].column == "runtime_h"
+    # "which plant" names a column whose values repeat: the plant with the highest total
+    plant = ask(tables, "Which plant has the most runtime hours in the asset register?")
+    assert plant.kind == "max" and "plant Brno" in plant.text and "53,420" in plant.text
+    assert {f.row for f in plant.facts} == {"PMP-181", "PMP-097", "CMP-044", "WLD-007"}
     rows = ask(tables, "How many claims does the register list?")  # its rows, under claim_id
     assert rows.kind == "count" and "5 claim_ids" in rows.text and len(rows.facts) == 5
     count = ask(tables, "How many claims were open at 24 months?")

@@ -121,6 +121,29 @@ def test_a_cell_answer_and_a_premise_refusal_flow_through_the_pipeline(tables):
 
     for section, question in (("facts", "What is the incurred amount of claim CL-2023-004?"),
                               ("premise", "What is the incurred amount of claim CL-2023-099?")):
-        asked = ScriptedLLM(replies=["I cannot answer this from the documents."], prompts=[])
+        # the model declines; the tables hold Korean documents, so the question is to be translated
+        # (rag/translation.py `across`), but the reply is no Korean question: no second round
+        asked = ScriptedLLM(replies=["I cannot answer this from the documents."] * 2, prompts=[])
         answer = RagPipeline(switched(tables, section, False), llm=asked).answer(question)
-        assert answer.mode == "generated" and answer.refused_by == "model" and len(asked.prompts) == 1
+        assert answer.mode == "generated" and answer.refused_by == "model" and len(asked.prompts) == 2
+
+
+def test_a_heading_the_model_picks_is_no_answer():
+    """The model picking a memo's letterhead ("KESTREL ANALYTICAL BV - GHENT SITE") picks nothing:
+    with only headings picked there is no composed answer; beside a sentence, the sentence stands."""
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from rag.answer import Source
+    from rag.compose import Composer
+    from rag.context import Evidence
+
+    units = [Unit(0, 0, "KESTREL ANALYTICAL BV - GHENT SITE"), Unit(0, 1, "INTERNAL MEMO"),
+             Unit(0, 2, "No client samples were lost in the excursion.")]
+    node = NodeWithScore(node=TextNode(text="\n".join(u.text for u in units), metadata={"doc": "memo.txt"}),
+                         score=1.0)
+    evidence = Evidence("", [node], units, [0])
+    composer = Composer(prompt="", matcher=None)  # no addition to match: the matcher is not called
+    question = "Which client samples were lost when the Ghent freezer failed?"
+    assert composer.compose("1, 2", evidence, Source.listed([node]), question=question) is None
+    composed = composer.compose("1, 3", evidence, Source.listed([node]), question=question)
+    assert composed.text == "No client samples were lost in the excursion [1]."

@@ -149,6 +149,17 @@ def test_a_refusal_compares_the_sentences_naming_the_question_and_its_figures(qu
     assert ordered.find(question, "", sources, gate="model") == ([], [])
 
 
+def test_a_quantity_is_not_asked_of_dates_and_one_date_in_two_spellings_agrees():
+    """"How warm did the freezer get": the memo's date and the log's are no values of it; and
+    "7 December 2024" and "7 December" are one date."""
+    excursion = [SimpleNamespace(ref=1, doc="memo.txt", text="Ghent freezer excursion on 7 December 2024."),
+                 SimpleNamespace(ref=2, doc="log.md", text="Ghent freezer excursion logged on 7 December.")]
+    finder = ConflictFinder(lambda doc: [])
+    assert finder.find("How warm did the Ghent freezer get in the excursion?", "", excursion,
+                       gate="references") == ([], [])
+    assert finder.find("When was the Ghent freezer excursion?", "", excursion, gate="references") == ([], [])
+
+
 def test_a_cell_answer_under_a_period_column_meets_the_other_documents_row():
     """Quarters as columns: the deck's row measures what the report's row does, whatever the
     period its column names (the period tells which cell, not what is measured)."""
@@ -268,6 +279,24 @@ def test_an_erratum_field_pair_replaces_the_printed_value():
     segment = AnswerSegment(answer, [0, 0], True, [report.reference(0.9)])
     text, _ = restated(answer, [segment], found, [report, erratum])
     assert text == "Correction 1 - Krakow occupancy. Correct: 76.8% [2]"
+
+
+def test_reported_and_corrected_fields_with_a_reason_are_a_pair():
+    """"Reported:" is an old side as "Printed:" is, a wrapped "Reason:" after the pair
+    notwithstanding: the reported z-score is restated with the corrected one."""
+    report = _source(1, "interlab-report-IL-2024-02.md", "| Laboratory | Assay z-score |\n|---|---|\n"
+                                                        "| Cambridge | 0.3 |\n| Ghent | 2.4 |")
+    erratum = _source(2, "erratum-IL-2024-02.txt",
+                      "Correction 1 - Ghent assay z-score\n  Reported:   2.4\n  Corrected:  1.4\n"
+                      "  Reason:     the z-score was calculated with a sigma of 0.65 % taken\n"
+                      "              from a previous round.")
+    finder = ConflictFinder(lambda doc: [erratum.doc] if doc == report.doc else [])
+    answer = "Ghent's assay z-score in IL-2024-02 was 2.4 [1]."
+    found, _ = finder.find("What assay z-score did Ghent get in IL-2024-02?", answer, [report, erratum])
+    assert [([v["value"] for v in c.values], c.current) for c in found] == [(["2.4", "1.4"], 2)]
+    segment = AnswerSegment(answer, [0, 0], True, [report.reference(0.9)])
+    text, _ = restated(answer, [segment], found, [report, erratum])
+    assert "1.4 [2]" in text and "2.4" not in text
 
 
 def test_a_moved_date_takes_the_new_sides_year_and_its_own_sentence_first():

@@ -126,6 +126,11 @@ def test_spellings_of_dates_versions_and_links():
                  "2024) Erratum issued: 25 October 2024 From: Revenue Management")
     assert fixed.corrects == ("Q3 2024 Trading Report - Rooms and F&B",)
     assert fixed.effective_date == "2024-10-25"
+    # a file name's report code is no date; a title run on past its code names the code
+    code = read("ERRATUM TO REPORT IL-2024-02 Inter-laboratory comparison: assay and related substances of "
+                "metformin hydrochloride 500 mg tablets (issued 15 October 2024)", "Date: 4 November 2024",
+                name="erratum_IL-2024-02.txt")
+    assert (code.corrects, code.effective_date) == (("REPORT IL-2024-02",), "2024-11-04")
     # the first page gives the file name's month its day
     dated = read("Memo", "Date: 20 February 2025", name="memo-2025-02.md")
     assert (dated.effective_date, dated.origin["effective_date"]) == ("2025-02-20", "first page line 2")

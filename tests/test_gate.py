@@ -30,6 +30,8 @@ def store(base_settings, tmp_path_factory):
      f"{APPLIES} Receipts are kept for every item above EUR 25.", False),
     ("Within how many days of a trip are claims filed?",
      f"{APPLIES} Claims are filed within 45 days of the trip.", True),
+    # the document's heading, quoted back, answers nothing
+    ("Which trips does the expenses policy cover?", "EXPENSES POLICY [1]", False),
 ])
 def test_an_answer_must_give_the_figure_it_was_asked_for(store, question, reply, answered):
     from rag.pipeline import RagPipeline
@@ -45,6 +47,9 @@ def test_an_answer_must_give_the_figure_it_was_asked_for(store, question, reply,
     ("How much notice must we give to end the agreement?",
      "We must give notice by 28 February 2025, after the Q4 review.", "no figure"),
     ("How much notice must we give to end the agreement?", "We must give 90 days' notice.", None),
+    # a schedule's number labels it, and "until 30 April" is a date: no length of validity
+    ("How long is a quote valid for?", "The fees in Schedule 2 apply until 30 April 2025.", "no figure"),
+    ("How long is a quote valid for?", "Quotes are valid for 90 days.", None),
     ("When does the agreement end?", "It ends on 30 June 2027.", None),
     # a "where" answered with its own words and a date says no place
     ("Where do visitors check in at the Rotterdam warehouse when they arrive?",

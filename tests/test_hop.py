@@ -164,3 +164,60 @@ def test_where_asks_a_place_the_row_naming_most_leads_and_a_role_is_a_title():
     assert Hop._fact(DIRECTORY, bridge) == "name: Ana Kowal; job_title: Conference Sales Manager"
     assert asked("What's the job title of whoever leads the lobby refurbishment?").words == ("job", "title")
     assert not asked("What was Porto's occupancy in Q3 2024?").through  # a possessive, not "is"
+
+
+INCIDENTS = """| incident_ref | date | vehicle_id | staff_id |
+|---|---|---|---|
+| INC-24-017 | 2024-11-26 | TRK-0421 | ST-1081 |"""
+DRIVERS = """| staff_id | name | site |
+|---|---|---|
+| ST-1081 | Dean Holt | Leeds |"""
+FLEET = """| vehicle_id | registration | fuel |
+|---|---|---|
+| TRK-0421 | YK21 LRZ | HVO |"""
+
+
+def test_a_row_naming_no_relation_leads_by_the_code_whose_row_holds_the_fact():
+    """"The truck involved in INC-24-017" names no column of the incident's row (vehicle_id): its
+    codes are guesses, and the one leading to a row with the asked column ("registration plate"
+    names registration whole) is the entity; the staff code, whose row has none, is not."""
+    plate = "What's the registration plate of the truck involved in incident INC-24-017?"
+    bridge = Hop().bridge(plate, chunks(INCIDENTS))
+    assert bridge.guessed == ("TRK-0421", "ST-1081")
+    read = Hop().bridge(plate, chunks(INCIDENTS, DRIVERS, FLEET))
+    assert (read.entity, read.held) == ("TRK-0421", 2)
+    assert Hop._fact(FLEET, read) == "vehicle_id: TRK-0421; registration: YK21 LRZ"
+
+
+def test_the_sentence_naming_the_thing_reached_through_leads():
+    """Of two sentences sharing the question's words, the one naming "our contract manager" (the
+    thing the phone number is reached through) gives the entity, not the parties' names."""
+    phone = "What's the phone number of our contract manager for the Caledon pump maintenance agreement?"
+    assert asked(phone).via == ("contract", "manager")
+    contract = ("This agreement is made between Braemoor Water Ltd and Caledon Pump Services Ltd.\n\n"
+                "The Customer's contract manager is Iain Ross, Contracts Manager.")
+    assert Hop().bridge(phone, chunks(contract)).entity == "Iain Ross"
+
+
+def test_a_capitalised_function_word_is_no_entity():
+    """A heading's underline joined to the next sentence ("Summary ------- In the early hours")
+    leaves "In" capitalised mid-line: no name; the freezer's code is the sentence's entity."""
+    memo = ("Summary ------- In the early hours of 7 December 2024 the -80 °C freezer GHE-FRZ-01 lost "
+            "cooling.")
+    bridge = Hop().bridge("Which client samples were lost when the Ghent -80 °C freezer failed in December "
+                          "2024?", chunks(memo))
+    assert bridge is not None and bridge.entity == "GHE-FRZ-01"
+
+
+def test_the_row_a_bridge_leads_to_beats_a_row_the_question_seems_to_name():
+    """"our contract manager" names the directory's Contracts Manager row, but the contract says
+    who the contract manager is: the bridge's row is read, not the look-alike."""
+    phone = "What's the phone number of our contract manager for the Caledon pump maintenance agreement?"
+    contract = "The Customer's contract manager is Iain Ross, Procurement Lead."
+    directory = """| name | job_title | phone |
+|---|---|---|
+| Gordon Keir | Contracts Manager | 01382 74000 |
+| Iain Ross | Procurement Lead | 01463 720190 |"""
+    bridge = Hop().bridge(phone, chunks(contract, directory))
+    assert (bridge.entity, bridge.held) == ("Iain Ross", 1)
+    assert Hop._fact(directory, bridge) == "name: Iain Ross; phone: 01463 720190"

@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 from conftest import FIXTURES, SAMPLE, ScriptedLLM, fresh_settings
+from test_formats import errors
 
 from ingestion.pipeline import ingest
 from rag.settings import Settings
@@ -76,3 +77,34 @@ def test_evidence_in_the_other_script_gets_the_question_in_its_language_beside_i
     assert len(asker.llm.prompts) == 2 and f"{english} ({KOREAN_Q})" in asker.llm.prompts[-1]
     assert answer.translated_question == KOREAN_Q and "translate" in answer.timings_ms
     assert answer.answerable and answer.sources[0].doc == "thermal-runaway-ko.md", answer.segments
+
+
+REFUSAL = "I cannot answer this from the documents."
+ENGLISH_Q = "In test TR-07, how many seconds after heating began did thermal runaway occur?"
+
+
+def test_no_answer_in_one_language_is_looked_for_in_the_other(mixed, base_settings, tmp_path_factory):
+    """The model finds no answer in what the English question ranks first; the corpus holds Korean
+    documents, so the question is translated and asked again: the Korean report answers, and
+    the answer says it looked further. Over an English-only corpus the refusal stands, one call."""
+    runaway = "Thermal runaway occurred 438 seconds after heating began [1]."
+    asker = pipeline(mixed, REFUSAL, KOREAN_Q, runaway)
+    answer = asker.answer(ENGLISH_Q, docs=["battery.md", "thermal-runaway-ko.md"])
+    assert len(asker.llm.prompts) == 3 and answer.translated_question == KOREAN_Q
+    assert answer.answerable and answer.widened[-1]["reason"] == "other language", answer.segments
+    assert not errors("answer.schema.json", answer.to_dict())  # docs/FORMATS.md's schema knows the reason
+    assert "thermal-runaway-ko.md" in {r.doc for r in answer.segments[0].references}
+    both = ["battery.md", "thermal-runaway-ko.md"]
+    # the widening's time cap spent, no other round starts
+    capped = mixed.model_copy(update={"context": mixed.context.model_copy(update={"widen_time_s": 1e-6})})
+    hurried = pipeline(capped, REFUSAL)
+    assert hurried.answer(ENGLISH_Q, docs=both).refused_by == "model" and len(hurried.llm.prompts) == 1
+    # a second answer from the English report is no answer found in Korean: the refusal stands
+    nail = "A steel nail of 3 mm diameter was driven through cell 14 of the Orion battery pack [1]."
+    again = pipeline(mixed, REFUSAL, "배터리 팩 시험에서 무엇을 했나요?", nail).answer(
+        "What was done to the battery pack in the test?", docs=both)
+    assert again.refused_by == "model" and not again.widened, again.segments
+    english = store(base_settings, tmp_path_factory, [FIXTURES / "battery.md", FIXTURES / "cafeteria.md"])
+    alone = pipeline(english, REFUSAL)
+    refused = alone.answer(ENGLISH_Q)
+    assert refused.refused_by == "model" and len(alone.llm.prompts) == 1 and not refused.widened

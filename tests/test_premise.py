@@ -282,6 +282,14 @@ def test_a_kind_the_evidence_never_qualifies_its_noun_with_is_absent(check, ques
         assert verdict.message == "The documents say nothing about rental car."
 
 
+def test_a_short_form_of_an_evidence_word_names_no_other_kind(check):
+    """"inter-lab comparison" is the report's inter-laboratory comparison, not another kind."""
+    report = ["[1] interlab-report.md: Results (Title: Inter-laboratory comparison report IL-2024-02)\n"
+              "In the inter-laboratory comparison, Ghent's assay z-score was 1.4."]
+    question = "What assay z-score did Ghent get in the IL-2024-02 inter-lab comparison?"
+    assert check.check(question, report).holds
+
+
 def test_before_a_clause_is_a_time_conjunction_not_a_premise(check):
     """"before waiting charges start" is no claim that they start before anything: the evidence
     saying they are charged after the free time is the same fact."""
