@@ -111,9 +111,7 @@ class CellLookup:
                      if m.group(1).split()[0].lower() not in STOP), None)
         if extreme:
             time = bool(_TIME.search(extreme[1]))  # of the top chunks' tables: a date column is named
-            # "the most kilometres" names its measure by its unit: the column in km
-            measure = _MEASURES.get(extreme[1], frozenset()) | {u.lower() for w in words(question)
-                                                                 for u in named_units(w)}
+            measure = _MEASURES.get(extreme[1], frozenset())
             return ask.extreme(extreme[0], top if time else lead, measure, time, (noun or "").split(" ")[0])
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),

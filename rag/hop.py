@@ -74,6 +74,10 @@ class Bridge:
         """The sub-question the second retrieval asks: the entity and the asked words."""
         return " ".join((self.entity, *self.asked))
 
+    def tries(self) -> list[Bridge]:
+        """The bridges to look for the fact with: one per guessed code, else this one."""
+        return [replace(self, entity=entity) for entity in self.guessed] or [self]
+
 
 @dataclass(frozen=True)
 class Hopped:
@@ -354,7 +358,7 @@ class Hop:
         entities, line, chunk, named = lines[0]
         found = Bridge(entities[0], chunk, want.words, line, given=others,
                        guessed=() if named else entities)
-        for tried in [replace(found, entity=e) for e in found.guessed] or [found]:
+        for tried in found.tries():
             held = next((i for i, text in enumerate(texts)
                          if i != found.chunk and self._fact(text, tried)), None)
             if held is not None:  # the first round holds the fact: read it there, or leave it to the model
@@ -396,8 +400,7 @@ class Hop:
                           chunk.node.node_id, self._fact(_text(fact_chunk), bridge))
         known = {n.node.node_id for n in ranked}
         if bridge.guessed:  # the code whose round holds the fact, else no second round at all
-            tried = (replace(bridge, entity=entity) for entity in bridge.guessed)
-            rounds = ((b, self._new(retriever, b, known)) for b in tried)
+            rounds = ((b, self._new(retriever, b, known)) for b in bridge.tries())
             bridge, new = next(((b, new) for b, new in rounds  # a candidate not kept may hold it
                                 if any(self._fact(_text(n), b) for n in [*new, *ranked[keep:]])), (None, []))
             if bridge is None:

@@ -180,13 +180,15 @@ class TableQuestion:
                 measure: frozenset[str] = frozenset(), time: bool = False,
                 noun: str = "") -> CellAnswer | None:
         """The row of the highest (lowest) figure in the column the question names (or else the
-        one column of the `measure` the superlative implies), in one table, among the rows
-        holding a value the question names ("which Karrow engagement") if any; of the latest
+        one column of the `measure` the superlative implies, or of a unit the question names), in
+        one table, among the rows holding a value the question names ("which Karrow engagement") if
+        any; of the latest
         (earliest) date where the superlative is one of `time` (or else the table's one date
         column); None when the question names a row itself (it asks about that row, not for one).
         A `noun` ("which client") naming a column whose values repeat over the rows asks for the
         value with the highest (lowest) total: a receipts log's containers summed per client."""
         found = []
+        measure = measure | {unit for w in self.asked for unit in _units(w)}  # "the most kilometres": km
 
         def order(fact: Fact) -> float | tuple[int, int, int] | None:
             return _date_order(fact.value) if time else fact.number
