@@ -30,13 +30,15 @@ from rag.units import named_units
 
 _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)
               for spellings in ("highest,largest,biggest,greatest,most,maximum,longest,heaviest,fastest,"
-                                "latest,newest,most recent,"
+                                "latest,newest,most recent,[a-z]+ed last,[a-z]+ed most recently,"
                                 "최고,최대,최다,가장 높,가장 크,가장 큰,가장 많,가장 길,가장 무거,가장 최근",
                                 "lowest,smallest,least,fewest,minimum,shortest,lightest,slowest,"
-                                "earliest,oldest,"
+                                "earliest,oldest,[a-z]+ed first,"
                                 "최저,최소,가장 낮,가장 작,가장 적,가장 짧,가장 가벼,가장 오래"))
 # Superlatives of time: they compare a date column ("the oldest in-service date", "the latest audit").
-_TIME = re.compile(r"\b(?:latest|newest|most recent|earliest|oldest)\b|가장 최근|가장 오래", re.I)
+# "installed first", "hired most recently": the order of a date column too.
+_TIME = re.compile(r"\b(?:latest|newest|most recent|earliest|oldest|[a-z]+ed (?:first|last|most recently))\b"
+                   r"|가장 최근|가장 오래", re.I)
 # The measure a superlative implies when the question names no column: "the shortest course" asks
 # for its duration.
 _MEASURES = {
@@ -112,6 +114,8 @@ class CellLookup:
         if extreme:
             time = bool(_TIME.search(extreme[1]))  # of the top chunks' tables: a date column is named
             measure = _MEASURES.get(extreme[1], frozenset())
+            if time:  # "installed first" names the column "install_date"
+                ask = replace(ask, asked=(*ask.asked, "date", "날짜", "일자"))
             return ask.extreme(extreme[0], top if time else lead, measure, time, (noun or "").split(" ")[0])
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),

@@ -9,7 +9,11 @@ from dataclasses import dataclass
 
 from rag.facts import Fact
 from rag.labels import BRACKETS, words
+from rag.places import dates
 from rag.premise_words import MONTHS
+
+
+_NAMING_SHARE = 0.8  # the distinct values of a first worded column, of its rows, to name them
 
 
 @dataclass(frozen=True)
@@ -35,9 +39,14 @@ class FactTable:
             columns.setdefault(fact.column, []).append(fact)
         constant = [cells[0].value for cells in columns.values()
                     if len(rows) > 1 and len(cells) == len(rows) and len({c.value for c in cells}) == 1]
-        naming = [cells for cells in columns.values() if len(cells) == len(rows) > 1
-                  and len({c.value for c in cells}) == len(rows)
+        worded = [cells for cells in columns.values() if len(cells) == len(rows) > 1
                   and all(c.number is None and not c.blank and c.value[:1] not in "{[" for c in cells)]
+        naming = [cells for cells in worded if len({c.value for c in cells}) == len(rows)]
+        # A register's first worded column names its rows even where two share a value ("Karl
+        # Fischer volumetric titrator" beside two "HPLC system"s: those two are a tie in `best`).
+        described = next((cells for cells in worded if not any(dates(c.value) for c in cells)), [])
+        if described not in naming and len({c.value for c in described}) >= _NAMING_SHARE * len(rows):
+            naming.append(described)
         aliases = {row: [row, *_month_names(row)] for row in rows}
         for cell in (c for cells in naming for c in cells):
             aliases[cell.row].append(cell.value)

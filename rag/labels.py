@@ -58,8 +58,12 @@ def _stem(word: str) -> str:
 # Words a register's column and a question use for one field ("what role does she hold": job_title).
 _SAME_FIELD = [frozenset(group.split()) for group in (
     "role position title job 직무 직책 직위", "headcount staff employees 인원 직원수",
-    "price cost charge fee 가격 요금 비용")]
+    "price cost charge fee 가격 요금 비용", "annual yearly year 연간")]
 _FIELD_OF = {word: group for group in _SAME_FIELD for word in group}
+# A column header's abbreviations and the word a question spells out ("serial_no": serial number).
+_SPELLED = {"no": "number", "nr": "number", "num": "number", "qty": "quantity", "dept": "department",
+            "ext": "extension", "tel": "telephone", "amt": "amount", "temp": "temperature",
+            "cap": "capacity", "desc": "description", "mgr": "manager", "addr": "address"}
 
 
 def same(label_word: str, question_word: str) -> bool:
@@ -67,7 +71,7 @@ def same(label_word: str, question_word: str) -> bool:
     other words by their start or stem, or a word of the same field ("role" names "title")."""
     if label_word == question_word or label_word.replace("-", "") == question_word.replace("-", ""):
         return True
-    if question_word in _FIELD_OF.get(label_word, ()):
+    if question_word in _FIELD_OF.get(label_word, ()) or _SPELLED.get(label_word) == question_word:
         return True
     if question_word.isdigit() and re.fullmatch(rf"{question_word}[a-z]+", label_word):
         return True  # "24" names the column "24m"

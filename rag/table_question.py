@@ -60,9 +60,20 @@ def _units(column: str) -> set[str]:
     return {unit.lower() for unit in named_units(column)}
 
 
-def _shown(fact: Fact) -> str:
-    """The value with its unit, when the cell alone does not carry it."""
-    return fact.value if not fact.unit or value_unit(fact.value) else f"{fact.value} {fact.unit}"
+# A column that gives the unit of its row's figures ("Currency": EUR beside "Annual cost": 24600)
+_UNIT_COLUMN = frozenset("currency unit units uom 통화 단위".split())
+
+
+def _shown(fact: Fact, table: FactTable | None = None) -> str:
+    """The value with its unit, when the cell alone does not carry it: its column's, else the one
+    its row gives in a unit column."""
+    if fact.unit and not value_unit(fact.value):
+        return f"{fact.value} {fact.unit}"
+    if fact.unit or fact.number is None or table is None:
+        return fact.value
+    given = [f.value.strip() for f in table.facts if f.row == fact.row and f.value.strip()
+             and set(words(f.column)) & _UNIT_COLUMN and len(f.value.split()) == 1]
+    return f"{fact.value} {given[0]}" if len(given) == 1 else fact.value
 
 
 @dataclass(frozen=True)
@@ -172,8 +183,8 @@ class TableQuestion:
                     else f"The table gives no value for {column or row} of {row} in {subject}.")
             return CellAnswer("blank", text, facts)
         cell = row if not column or set(words(column)) & _GENERIC else f"{row} ({column})"
-        text = (f"{subject}의 {cell} 값은 {_shown(fact)}입니다." if self.korean
-                else f"In {subject}, {cell} is {_shown(fact)}.")
+        text = (f"{subject}의 {cell} 값은 {_shown(fact, table)}입니다." if self.korean
+                else f"In {subject}, {cell} is {_shown(fact, table)}.")
         return CellAnswer("cell", text, facts)
 
     def extreme(self, kind: Literal["max", "min"], tables: Sequence[FactTable],
@@ -200,7 +211,7 @@ class TableQuestion:
             named_column = bool(columns)
             if not columns and time and len(ordered) == 1:
                 columns = sorted(ordered)  # "which asset is the oldest": the table's one date
-            if len(columns) != 1 or self.best(table.rows, table.aliases):
+            if len(columns) != 1 or len(self.best(table.rows, table.aliases)) == 1:
                 continue
             chosen = {f.row for _, named_values, cells in self.value_matches([table])
                       if all(column != columns[0] for column, _ in named_values) for f in cells}
@@ -225,11 +236,11 @@ class TableQuestion:
         if self.korean:
             word = ("가장 최근인" if kind == "max" else "가장 이른") if time else (
                 "가장 높은" if kind == "max" else "가장 낮은")
-            text = f"{table.subject}에서 {fact.column} 값이 {word} 것은 {row}({_shown(fact)})입니다."
+            text = f"{table.subject}에서 {fact.column} 값이 {word} 것은 {row}({_shown(fact, table)})입니다."
         else:
             word = ("latest" if kind == "max" else "earliest") if time else (
                 "highest" if kind == "max" else "lowest")
-            text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact)}."
+            text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact, table)}."
         return CellAnswer(kind, text, (fact,))
 
     def _total(self, kind: Literal["max", "min"], table: FactTable, cells: Sequence[Fact],
@@ -307,7 +318,8 @@ class TableQuestion:
         has whose row labels' header is the counted `noun` ("how many layers does the programme
         have": its rows under "layer")."""
         # A question naming a row ("how many people work at the Brno plant") asks about that row.
-        found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows, hit[0].aliases)]
+        found = [hit for hit in self.value_matches(tables) if
+                 len(self.best(hit[0].rows, hit[0].aliases)) != 1]
         if not found and noun:
             counted = next(filter(None, ([t for t in group if len(t.rows) > 1
                                           and any(same(w, noun) for w in content(t.label))]
@@ -332,7 +344,8 @@ class TableQuestion:
     def select(self, tables: Sequence[FactTable]) -> CellAnswer | None:
         """"Which test failed?": the one row holding the value the question names, in a table none
         of whose rows the question names ("which region is RO-2024-02 for" asks for no row)."""
-        found = [hit for hit in self.value_matches(tables) if not self.best(hit[0].rows, hit[0].aliases)]
+        found = [hit for hit in self.value_matches(tables) if
+                 len(self.best(hit[0].rows, hit[0].aliases)) != 1]
         if len(found) != 1 or len(found[0][2]) != 1:
             return None
         table, named_values, (fact,) = found[0]

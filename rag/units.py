@@ -105,6 +105,9 @@ FREQUENCY_WORDS = r"once|twice|daily|weekly|fortnightly|monthly|quarterly|yearly
 # as 제 does in Korean: no figure.
 _PART_LABEL = re.compile(r"(?:\b(?:section|article|clause|chapter|paragraph|annex|appendix|schedule|exhibit|"
                          r"attachment|part|step|slide|page|table|figure)\s?|§\s?)$", re.IGNORECASE)
+# A standard's number ("ISO/IEC 17025", "ISO 9001:2015", "BS EN 206") names the standard, no figure
+_STANDARD = re.compile(r"\b(?:ISO|IEC|EN|BS|DIN|ASTM|ANSI|IEEE|NFPA|KS|JIS)(?:[/ ](?:ISO|IEC|EN))*\s?"
+                       r"(?:\d[\d.-]*:)?$")
 # "(mm)", "(% of revenue)", "| speed_kmh |": a unit named for the figures under it
 _NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})(?:\s+(?:of|per)\s[^\])]*)?\s*[\])]"
                     rf"|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)", re.IGNORECASE)
@@ -172,7 +175,8 @@ def amounts(text: str) -> tuple[Amount, ...]:
             scale, unit = None, "m" if scale == "m" else unit
             end = match.end() if unit else match.end("number")
         number = match.group("number")
-        if not spelled and _PART_LABEL.search(text, max(0, match.start() - 12), match.start()):
+        if not spelled and (_PART_LABEL.search(text, max(0, match.start() - 12), match.start())
+                            or _STANDARD.search(text, max(0, match.start() - 24), match.start())):
             continue
         if _fiscal_tail(text, match.start(), number):
             continue

@@ -311,3 +311,15 @@ def test_only_a_json_documents_fields_answer_by_their_key_alone():
     pricing = table("#pricing", [("pricing", "express_surcharge_pct", "35"),
                                  ("pricing", "minimum_fee", "90")])
     assert "35" in cell("What express surcharge applies?", [pricing]).text
+
+
+def test_a_register_row_is_named_by_its_description_and_a_first_by_its_date(tables):
+    """The first worded column names its rows though two share a value ("Centrifugal pump"): the
+    one row it tells apart is named, the two it does not are compared; "commissioned first" orders
+    the date column."""
+    runtime = ask(tables, "What is the runtime of the dosing pump?")
+    assert runtime.kind == "cell" and "30950" in runtime.text and runtime.facts[0].row == "PMP-097"
+    pumps = ask(tables, "Which centrifugal pump has the highest runtime?")
+    assert pumps.kind == "max" and pumps.facts[0].row == "PMP-118"
+    first = ask(tables, "Which asset was commissioned first?")
+    assert first.kind == "min" and first.facts[0].row == "WLD-007" and "2021-04-26" in first.text
