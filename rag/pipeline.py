@@ -1,6 +1,8 @@
-"""The answer pipeline, top to bottom: retrieve (dense + BM25, fused) -> rerank -> write the
-context (the chunks' relevant sentences and rows within a token budget) -> generate -> match
-references.
+"""The answer pipeline, top to bottom: retrieve (dense + BM25, fused) -> rerank -> the current
+version first -> a cell answer, or a second hop -> write the context (the chunks' relevant sentences
+and rows within a token budget) -> the premise check -> draft (rag/drafting.py: the model writes or
+picks, the references are matched) -> conflicts shown; widened, or asked again in the other
+language, while no answer is found.
 
 `RagPipeline.answer(question)` returns the Answer object of docs/FORMATS.md; `ragqa ask --json`, the
 UI and the evaluators all read that one shape.
@@ -10,8 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from contextlib import closing
-from functools import cache
 from dataclasses import replace
 
 from llama_index.core.llms import LLM
@@ -19,16 +19,15 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer, is_refusal
-from rag.asked import heading, lacks
+from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer
 from rag.cells import CellLookup
-from rag.compose import Composer, notice
+from rag.compose import notice
 from rag.conflicts import ConflictFinder, disagreement, restated, said
 from rag.context import ContextBuilder, Evidence, Widening
 from rag.currency import CurrentFirst
+from rag.drafting import Drafter
 from rag.hop import Hop, Hopped
 from rag.models import build_embedding, build_llm, build_rewriting_llm, token_counter
-from rag.names import named
 from rag.postprocessors import best_ranked, build_rerank_stage
 from rag.premise import PremiseCheck, PremiseVerdict
 from rag.quotes import Quoter
@@ -39,7 +38,7 @@ from rag.support import support_scorer
 from rag.table_question import CellAnswer
 from rag.translation import Translation
 from rag.settings import Settings
-from rag.store import Store, document_texts, stored_nodes
+from rag.store import Store, stored_nodes
 
 _TEMPLATE_TOKENS = 16  # the chat template's role markers around the prompt
 
@@ -69,7 +68,6 @@ class RagPipeline:
         self.reranker = build_rerank_stage(settings, self.store, embedding)
         self.encoder = self.reranker.encoder  # the bi-encoder whose vectors the store holds
         self.matcher = ReferenceMatcher.from_settings(settings, support_scorer(settings, self.encoder))
-        self.prompt = settings.answer.prompt_file.read_text(encoding="utf-8")
         rewriting = llm or build_rewriting_llm(settings)
         self.rewriter = QuestionRewriter(
             rewriting, settings.answer.condense_prompt_file.read_text(encoding="utf-8"),
@@ -83,12 +81,12 @@ class RagPipeline:
         self.context = ContextBuilder(self.encoder, self.count_tokens, list(settings.headers.fields),
                                       settings.context.tables, settings.context.rank_weight,
                                       self.current.notes)
-        self.composer = Composer.from_settings(settings, self.matcher)
         self.widening = Widening.from_settings(settings)
         self.cells = CellLookup.from_settings(settings, self.store)
         self.premise = PremiseCheck.from_settings(settings)
         self.hop = Hop.from_settings(settings)
-        self.quoter = Quoter.from_settings(settings, self.current.newer)
+        self.drafter = Drafter.from_settings(settings, self.llm, self.matcher,
+                                             Quoter.from_settings(settings, self.current.newer), self.store)
 
     def answer(
         self,
@@ -120,7 +118,7 @@ class RagPipeline:
         if not other:
             return first
         if on_token is not None:
-            on_token(notice("widen", self.language(question)))
+            on_token(notice("widen", self.drafter.language(question)))
         again = self._answer(*args, translated=other)
         # Only an answer citing a passage in the other language is one this round found: another
         # from the question's own language is the first round's evidence, read again by chance.
@@ -186,7 +184,7 @@ class RagPipeline:
                            if before.get(node.node.node_id, i + 1) > i)
         top = ranked[:keep]
         lap("currency")
-        language = self.language(query.asked)  # answered, or refused, in the asker's language
+        language = self.drafter.language(query.asked)  # answered, or refused, in the asker's language
 
         composes = cfg.answer.mode == "compose"
         widened: list[dict[str, str | int]] = []
@@ -217,7 +215,7 @@ class RagPipeline:
 
         if not top or max(self._relevance(q, top) for q in query.queries) < cfg.retrieval.min_score:
             timings.update(context=0.0, generate=0.0, match=0.0)
-            return answered(self.refusal(language), Source.listed(top), "retrieval")
+            return answered(self.drafter.refusal(language), Source.listed(top), "retrieval")
 
         # A question that names a table's row and column is answered from the cell, no LLM call.
         cell = next(filter(None, (self.cells.answer(q, ranked, lifted) for q in query.queries)), None)
@@ -262,8 +260,8 @@ class RagPipeline:
                 # an absence is no evidence; a contradiction is.
                 across = any(script_language(b) != script_language(query.search) for b in blocks)
                 if not verdict.holds and not (across and verdict.status == "absent"):
-                    return answered(verdict.message or self.refusal(language), Source.listed(evidence.nodes),
-                                    "premise")
+                    return answered(verdict.message or self.drafter.refusal(language),
+                                    Source.listed(evidence.nodes), "premise")
             room_to_widen = len(ranked) > len(nodes) or tokens < self.budget(room, widest=True)
 
             def wider() -> bool:
@@ -274,7 +272,7 @@ class RagPipeline:
                 asked = query.standalone
                 if not composes and (beside := self._beside(query, evidence, timings)):  # its language too
                     query, asked = replace(query, translated=beside), f"{asked} ({beside})"
-                attempt = (self._composed if composes else self._generated)(
+                attempt = (self.drafter.composed if composes else self.drafter.generated)(
                     asked, evidence, language, on_token, timings, started, threshold, tag)
                 result, clock = answered(*attempt), time.perf_counter()
                 if result.answerable or not wider():  # the time cap counts this try
@@ -308,64 +306,18 @@ class RagPipeline:
                                 [s.reference(1.0) for s in sources])
         return segment.text, sources, "premise" if cell.kind == "premise" else None, "", [segment]
 
-    def _composed(self, question: str, evidence: Evidence, language: str,
-                  on_token: Callable[[str], None] | None, timings: dict[str, float], started: float,
-                  threshold: float | None, tag: str) -> tuple:
-        """`answered`'s arguments for an answer composed from the units the model picks; its
-        reply (numbers) is not streamed: the reader is told only that the time is passing."""
-        clock = time.perf_counter()
-        # Each token passes on as "": it still stops an abandoned answer.
-        quiet = None if on_token is None else (lambda token: on_token(""))
-        if on_token is not None and evidence.units:
-            on_token(notice("compose", language))
-        prompt = self.composer.prompt_for(question, evidence.text, language)
-        reply = self._generate(prompt, quiet, timings, started) if evidence.units else ""
-        timings[tag + "generate"] = round((time.perf_counter() - clock) * 1000, 1)
-        sources = Source.listed(evidence.nodes)
-        refused = any(is_refusal(reply, r) for r in {self.settings.answer.refusal, self.refusal(language)})
-        composed = None if refused else self.composer.compose(reply, evidence, sources, threshold, question)
-        timings[tag + "match"] = round((time.perf_counter() - clock) * 1000 - timings[tag + "generate"], 1)
-        if composed is None:
-            return self.refusal(language), sources, "model", reply
-        return composed.text, sources, None, reply, composed.segments
-
-    def _generated(self, question: str, evidence: Evidence, language: str,
-                   on_token: Callable[[str], None] | None, timings: dict[str, float], started: float,
-                   threshold: float | None, tag: str) -> tuple:
-        """`answered`'s arguments for an answer the model writes, its sentences matched to the
-        chunks; gate "model" when it declines, "references" when no sentence is supported."""
-        cfg = self.settings
-        clock = time.perf_counter()
-        prompt = self._prompt(question, evidence.text, language)
-        text = self._generate(prompt, on_token, timings, started) if evidence.nodes else ""
-        timings[tag + "generate"] = round((time.perf_counter() - clock) * 1000, 1)
-        sources = Source.listed(evidence.nodes)
-        if any(is_refusal(text, refusal) for refusal in {cfg.answer.refusal, self.refusal(language)}):
-            timings[tag + "match"] = 0.0
-            return self.refusal(language), sources, "model", text
-        clock = time.perf_counter()
-        segments = self._match(text, evidence.nodes, sources, threshold)
-        timings[tag + "match"] = round((time.perf_counter() - clock) * 1000, 1)
-        backed = [s.text for s in segments if s.supported and not heading(s.text, question)]
-        if not backed or lacks(question, backed):
-            # Not one sentence is backed by a source (a heading quoted back is none), or none gives
-            # the figure asked: the unit the draft paraphrases, quoted, else no answer.
-            if (quote := self.quoter.quote(question, text, evidence, sources, language)) is not None:
-                return quote[0], sources, None, text, quote[1], "composed"
-            return self.refusal(language), sources, "references", text, segments
-        return cited_answer(text, segments), sources, None, text, segments
-
     def rematch(self, answer: Answer, threshold: float) -> Answer:
         """`answer` with its references found again at another support threshold: only the
         matcher runs. A refusal by retrieval or by the model has nothing to match."""
         if answer.refused_by not in (None, "references") or not answer.segments or answer.mode != "generated":
             return answer  # a composed answer cites its units exactly: no threshold changes that
         clock = time.perf_counter()
-        segments = self._match(answer.draft, self._stored(answer.sources), answer.sources, threshold)
+        segments = self.drafter.match(answer.draft, self._stored(answer.sources), answer.sources, threshold)
         timings = answer.timings_ms | {"match": round((time.perf_counter() - clock) * 1000, 1)}
         if not any(segment.supported for segment in segments):
-            return replace(answer, answer=self.refusal(self.language(answer.question)), segments=segments,
-                           timings_ms=timings, refused_by="references")
+            refusal = self.drafter.refusal(self.drafter.language(answer.question))
+            return replace(answer, answer=refusal, segments=segments, timings_ms=timings,
+                           refused_by="references")
         return replace(answer, answer=cited_answer(answer.draft, segments), segments=segments,
                        timings_ms=timings, refused_by=None)
 
@@ -410,22 +362,6 @@ class RagPipeline:
             return self.retriever
         return hybrid_retriever(self.settings, self.embedding, self.llm, similarity_top_k, filters)
 
-    def _prompt(self, question: str, context: str, language: str = "") -> str:
-        # What varies comes last: llama.cpp reuses the evaluated prefix of the previous prompt.
-        return self.prompt.format(context=context, question=question, refusal=self.settings.answer.refusal,
-                                  language=language or self.language(question))
-
-    def refusal(self, language: str) -> str:
-        """The refusal sentence in this answer language."""
-        return self.settings.answer.refusals.get(language, self.settings.answer.refusal)
-
-    def language(self, question: str) -> str:
-        """The answer's language: the configured one, or the question's."""
-        configured = self.settings.answer.language
-        if configured.lower() != "auto":
-            return configured
-        return script_language(question)
-
     def room(self, question: str) -> int:
         """Tokens the window leaves for evidence with this question (the prompt's fixed part and
         the question counted once); a question that leaves none is refused before any work."""
@@ -440,9 +376,7 @@ class RagPipeline:
 
     def _fixed(self, question: str) -> int:
         """Tokens of the longer of the answer prompts with this question and no evidence."""
-        language = self.language(question)
-        return max(self.count_tokens(self._prompt(question, "", language)),
-                   self.count_tokens(self.composer.prompt_for(question, "", language)))
+        return max(self.count_tokens(prompt) for prompt in self.drafter.prompts(question))
 
     def budget(self, room: int, widest: bool = False) -> int:
         """Evidence tokens: the configured budget (`widest`: widened as far as the settings go),
@@ -452,27 +386,3 @@ class RagPipeline:
             configured = self.widening.size(configured, self.widening.steps)
         # Less a few tokens: the context's first and last tokens may merge with the prompt's.
         return min(configured, room - 8)
-
-    def _generate(self, prompt: str, on_token: Callable[[str], None] | None, timings: dict[str, float],
-                  started: float) -> str:
-        """The LLM's reply, streamed to `on_token`; records the time to its first token."""
-        parts: list[str] = []
-        # Closing the stream when on_token raises (an abandoned answer) stops the decoding.
-        with closing(self.llm.stream_complete(prompt)) as stream:
-            for chunk in stream:
-                if not parts:
-                    timings["first_token"] = round((time.perf_counter() - started) * 1000, 1)
-                parts.append(chunk.delta or "")
-                if on_token is not None:
-                    on_token(chunk.delta or "")
-        return "".join(parts).strip()
-
-    def _match(self, text: str, top: list[NodeWithScore], sources: list[Source],
-               threshold: float | None = None) -> list[AnswerSegment]:
-        """The matcher's segments, each reference's document holding the names the segment gives
-        its thing ("the Leeds site" is not backed by the Rotterdam handbook: rag/names.py)."""
-        segments = self.matcher.run(text, top, threshold)
-        docs = [node.node.metadata.get("doc") for node in top]
-        chunks = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
-        document = cache(lambda doc: document_texts(self.store.collection, [doc]).get(doc, ""))
-        return [AnswerSegment.of(named(segment, docs, chunks, document), sources) for segment in segments]

@@ -50,7 +50,7 @@ def test_too_long_question_is_refused_and_context_shrinks_to_fit(indexed, pipeli
     budget = pipeline.budget(pipeline.room(long_question))
     assert 0 < budget < pipeline.settings.context.budget(cfg.backend)
     context, shown = pipeline.context.build(long_question, top, budget)
-    assert shown and pipeline.count_tokens(pipeline._prompt(long_question, context)) <= limit
+    assert shown and pipeline.count_tokens(pipeline.drafter.prompt_for(long_question, context)) <= limit
 
 
 def test_filters_that_match_nothing_say_so(indexed, monkeypatch, tmp_path):
