@@ -66,8 +66,10 @@ _LINKS = {
                  # A change against an earlier document: "planned in the kick-off meeting, is postponed",
                  # "Following the leadership meeting of 14 January, some dates have had to change".
                  r"^(?=.*\b(?:postponed|deferred|moved|revised|rescheduled|updated|changed?)\b).*?"
+                 # "agreed at Progress Meeting No. 7 on 12 March 2024 are postponed": a numbered meeting
                  r"\b(?:in|from|of|at|by|following|after)\s+"
-                 r"(the\s+(?:[\w-]+\s+){0,3}?(?:meeting|notes?|memo|minutes|guidance|policy|report|plan|letter))\b",
+                 r"((?:the\s+)?(?:[\w-]+\s+){0,3}?(?:meeting|notes?|memo|minutes|guidance|policy|report|plan|letter)"
+                 r"(?:\s+no\.?\s*\d+)?)\b",
                  r"(\S[^.\n]*?)\s*(?:에 대한 정정|[을를]\s*(?:정정|연기))"),
 }
 

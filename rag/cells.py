@@ -12,14 +12,14 @@ column or document ("SI-2024-05" rules out SI-2024-03's cells).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.claims import claims
-from rag.places import key, places
-from rag.fact_tables import FactTable
+from rag.places import dates, key, places
+from rag.fact_tables import FactTable, label_text
 from rag.hop import asked
 from rag.facts import Fact
 from rag.labels import STOP, content, is_code, is_place, meets, same, words
@@ -62,6 +62,7 @@ _KEY_LINE = re.compile(r"^[\w\[\]-]+(?:[._][\w\[\]-]+)*:\s")  # a JSON field's l
 # "the number of samples" counts; "the serial number of the titrator" asks an identifier.
 _COUNT = re.compile(r"\bhow many\b|(?:^|\b(?:the|a|total|overall|what)\s+)number of\b"
                     r"|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _LOCATION = frozenset({"doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr",
                        "document_id", "doc_id", "ref_doc_id"})
 
@@ -74,11 +75,14 @@ class CellLookup:
     enabled: bool = True
     min_share: float = 0.75  # of a label's words the question must name
     top_chunks: int = 3  # the table must be in one of the best-ranked candidate chunks
+    newer: Callable[[str | None], list[str]] = lambda doc: []  # the documents superseding or correcting one
 
     @classmethod
-    def from_settings(cls, settings, store) -> CellLookup:
+    def from_settings(cls, settings, store, newer: Callable[[str | None], list[str]] | None = None
+                      ) -> CellLookup:
         section = settings.facts
-        return cls(store.lexical, section.enabled, section.min_share, section.top_chunks)
+        return cls(store.lexical, section.enabled, section.min_share, section.top_chunks,
+                   newer or (lambda doc: []))
 
     def answer(self, question: str, candidates: Sequence[NodeWithScore],
                lifted: frozenset[str] = frozenset()) -> CellAnswer | None:
@@ -95,7 +99,7 @@ class CellLookup:
                   for part in w.split("-") if part not in STOP]
         if _WHEN.search(question):
             asked += ["date", "날짜", "일자"]
-        tables = _held_codes(self._tables(candidates, window), asked)
+        tables, restated = self._current(_held_codes(self._tables(candidates, window), asked), candidates)
         top = [t for t in tables if t.top]
         if not top:
             return None
@@ -105,6 +109,12 @@ class CellLookup:
                                   for node in candidates[:window])), [])
         ask = TableQuestion(tuple(asked), self.min_share, hangul_script(question),
                             bool(_WHEN.search(question)))
+        # "in the test register": the one document the question names, before the best-ranked chunk's
+        hits = {t.doc: ask.subject_hits(t, tables) for t in top}
+        if (most := max(hits.values())) >= 2 and len([d for d, h in hits.items() if h == most]) == 1:
+            lead = [t for t in top if hits[t.doc] == most]
+        # a table some row of which a newer document restates is computed over by no one
+        top, lead = ([t for t in group if (t.doc, t.key) not in restated] for group in (top, lead))
         labels = [label.lower() for t in tables for label in (*t.rows, *t.columns)]
         extreme = next(((kind, m.group().lower()) for kind, pattern in (("max", _MAX), ("min", _MIN))
                         for m in pattern.finditer(question)  # not a label's: "최대 하중"
@@ -150,6 +160,32 @@ class CellLookup:
             return ask.select(lead)
         return found
 
+    def _current(self, tables: list[FactTable], candidates: Sequence[NodeWithScore]
+                 ) -> tuple[list[FactTable], set[tuple[str, str]]]:
+        """The tables less the rows to which a sentence or table row of a candidate chunk of a
+        document superseding or correcting theirs gives a figure or date ("Main span deck lift | 18
+        May 2024 | 8 June 2024" in the memo postponing the meeting's dates; "TP-5 ... should read 4.1
+        mm" in the erratum; not "Lighting commissioning is not affected"), and which tables lost
+        any: the newer document's table, or the pipeline, answers."""
+        said: dict[str, list[set[str]]] = {}
+        for node in (c.node for c in candidates):
+            lines = node.get_content(metadata_mode=MetadataMode.NONE).splitlines()
+            said.setdefault(str(node.metadata.get("doc", "")), []).extend(
+                set(words(sentence)) for line in lines
+                for sentence in split_sentences(line) if any(ch.isdigit() for ch in sentence))
+        kept, restated = [], set()
+        for table in tables:
+            newer = [sentence for doc in self.newer(table.doc) for sentence in said.get(doc, [])]
+            stale = {row for row in table.rows if (needed := content(label_text(row))) and any(
+                all(any(same(w, q) for q in sentence) for w in needed)
+                and any(is_code(q) for q in sentence - set(words(row))) for sentence in newer)}
+            if stale:
+                restated.add((table.doc, table.key))
+                table = replace(table, facts=tuple(f for f in table.facts if f.row not in stale))
+            if table.facts:
+                kept.append(table)
+        return kept, restated
+
     def _tables(self, candidates: Sequence[NodeWithScore], window: int) -> list[FactTable]:
         """The tables of the candidates' documents, each marked whether one of the `window` best
         candidates holds a part of it (a table split over chunks counts whole)."""
@@ -175,8 +211,10 @@ def _held_codes(tables: list[FactTable], asked: Sequence[str]) -> list[FactTable
         return any(same(w, code) for w in words_)
 
     def valued(table: FactTable, code: str) -> set[str]:
-        """The rows a worded cell of which holds the code: "rated Tier 1" is a condition on them."""
-        return {f.row for f in table.facts if f.number is None and holds(words(f.value), code)}
+        """The rows a worded cell of which holds the code: "rated Tier 1" is a condition on them;
+        a year, the rows a date of which is in it ("the 2024 incident log")."""
+        return {f.row for f in table.facts if f.number is None and (holds(words(f.value), code) or (
+            _YEAR.fullmatch(code) and any(str(found[0][0]) == code for found in dates(f.value))))}
 
     codes = [w for w in asked if is_code(w)]
     # per table and code: whether its subject holds it, and which rows (by name, else by a
@@ -208,12 +246,14 @@ def _rules_out(subject: frozenset[str] | set[str], codes: Sequence[str]) -> bool
 
 def _named_ahead(fact: Fact, candidates: Sequence[NodeWithScore]) -> bool:
     """Whether a chunk of another document ranked above every chunk of the cell's document names
-    the cell's row (its text may hold a table the facts could not read, or prose about that row)."""
+    the cell's row and column (its text may hold a table the facts could not read, or prose about
+    that row's value; a report naming the piling rig is no word on its replacement value)."""
+    needed = [*content(fact.row), *(content(fact.column) if fact.column else ())]
     for node in (c.node for c in candidates):
         if node.metadata.get("doc") == fact.doc:
             return False
         said = words(node.get_content(metadata_mode=MetadataMode.NONE))
-        if all(any(same(w, q) for q in said) for w in content(fact.row)):
+        if all(any(same(w, q) for q in said) for w in needed):
             return True
     return False
 

@@ -45,6 +45,16 @@ _NUMBER_ALONE = re.compile(r"\s*\d{1,3}[.)]\s*")
 _DIGIT = re.compile(r"\d")
 
 
+def in_force(labels: Sequence[str]) -> str | None:
+    """Of a change table's column labels, the one giving the value in force ("Revised date" beside
+    "Previous date"); None unless exactly one new side stands beside an old side."""
+    def starts(pattern: re.Pattern, label: str) -> bool:
+        found = pattern.match(label.strip())  # a whole word: "was", not "Washington"
+        return bool(found) and not label.strip()[found.end():found.end() + 1].isalpha()
+    new = [label for label in labels if starts(_NEW_SIDE, label)]
+    return new[0] if len(new) == 1 and any(starts(_OLD_SIDE, label) for label in labels) else None
+
+
 def former_sentences(sentences: Sequence[str]) -> set[int]:
     """The indices of a paragraph's sentences that give the corrected document's value, where
     another of its sentences gives the correction (see the module's example)."""

@@ -33,6 +33,7 @@ FILE_VERSION = re.compile(r"(?:^|[-_ .])(?:v|ver|version|rev)[-_ ]?(\d+(?:[._]\d
 MISSED_AT_MOST = 3  # newer documents fetched for one answer: a chain v1 < v2 < v3 and an erratum
 _PREVIOUS = re.compile(r"previous|earlier|prior|이전|종전", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+|[가-힣]+")
+_DOC_CODE = re.compile(r"\b[A-Z]{1,6}-\d[\w-]*\d")  # "TR-2024-019", "IL-2024-02"
 _STOP = frozenset("a an the of to for and in on by with its this that".split())
 
 
@@ -122,6 +123,11 @@ def _resolve(name: str, source: Dated, documents: list[Dated]) -> Dated | None:
     lowered = name.lower().strip()
     if hit := [d for d in others if lowered in (d.doc.lower(), PurePosixPath(d.doc.lower()).stem)]:
         return hit[0]
+    # A document code the name gives ("Technical Report TR-2024-019 Static Load ...") that one other
+    # document's file name or title holds names that document, whatever words run on after it.
+    for code in _DOC_CODE.findall(name):
+        if len(held := [d for d in others if code.lower() in f"{d.doc} {d.title}".lower()]) == 1:
+            return held[0]
     version = first_match(VERSIONS, name)
     words = _words(_unversioned(lowered)) - _STOP - _words("previous earlier prior version 이전 종전 버전")
     if words:

@@ -18,6 +18,7 @@ _WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7
 _AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
 # "calibrated" and "calibration" meet, and so do "attendance" and "attendees"
 _SUFFIX = re.compile(r"(?:ations?|ions?|[ae]nces?|ees?|ing|ed|es|s)$")
+_INFLECTION = frozenset({"ed", "d", "s", "es", "ing"})
 _DIGIT = re.compile(r"\d")
 _CAPITALS = re.compile(r"\b[A-Z]{3,5}\b")
 BRACKETS = re.compile(r"[(\[][^)\]]*[)\]]")
@@ -79,6 +80,9 @@ def same(label_word: str, question_word: str) -> bool:
         return False
     if hangul_script(label_word):  # a particle may follow: "하중은" names "하중"
         return len(label_word) >= 2 and question_word.startswith(label_word)
+    if len(question_word) >= 3 and label_word[len(question_word):] in _INFLECTION \
+            and label_word.startswith(question_word):
+        return True  # "own" names "owned"; a stem too short for `_stem`
     return len(label_word) >= 3 and (question_word.startswith(label_word)
                                      or _stem(question_word) == _stem(label_word))
 
@@ -99,10 +103,14 @@ def initials(label_word: str, question: Sequence[str]) -> bool:
                for i in range(len(firsts) - n + 1))
 
 
+_CUMULATIVE = re.compile(r"\b(?:to date|so far|year to date)\b", re.IGNORECASE)
+
+
 @lru_cache(maxsize=65536)  # a register's row labels, met by every question
 def content(label: str) -> tuple[str, ...]:
     """The words of a label that must be named: outside brackets, no stop words, no unit,
     currency or scale ("fee_eur_k" is named by "fee")."""
+    label = _CUMULATIVE.sub(" ", label)  # "Spent to date" is named by "spent"
     found = [w for w in words(BRACKETS.sub(" ", label)) or words(label) if w not in STOP]
     money = bool(label_unit(label))
     while len(found) > 1 and unit_word(found[-1], money):  # the unit ends the label

@@ -82,7 +82,7 @@ class RagPipeline:
                                       settings.context.tables, settings.context.rank_weight,
                                       self.current.notes)
         self.widening = Widening.from_settings(settings)
-        self.cells = CellLookup.from_settings(settings, self.store)
+        self.cells = CellLookup.from_settings(settings, self.store, self.current.newer)
         self.premise = PremiseCheck.from_settings(settings)
         self.hop = Hop.from_settings(settings)
         self.drafter = Drafter.from_settings(settings, self.llm, self.matcher,

@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rag.fact_tables import FactTable, label_text
+from rag.corrections import in_force
 from rag.facts import Fact, value_unit
 from rag.labels import STOP, content, is_code, named, same, words
 from rag.places import dates
@@ -108,8 +109,15 @@ class TableQuestion:
                   and named(f.value, self.asked)[0] == 1}
         columns = [c for c in table.columns if c not in stated]
         chosen = self.best(columns)
+        if len(chosen) > 1:  # "in the budget tracker, how much was spent": the document's name names none
+            own = tuple(w for w in self.asked if not any(same(n, w) for n in table.name_words))
+            chosen = replace(self, asked=own).best(chosen) or chosen
         if chosen:
             return chosen
+        valued = [c for c in columns
+                  if any(f.row == row and f.column == c and not f.blank for f in table.facts)]
+        if current := in_force(valued):  # "Previous date | Revised date": the date now in force
+            return [current]
         if self.when and is_code(row.lower()) and row.lower() in self.asked:
             # "when was PMP-2023-118 put into service": the one date of a row the question names by
             # its code (a row named by words may be the subject of another date: "the final report

@@ -12,6 +12,7 @@ from llama_index.core.schema import QueryBundle
 
 from ingestion.pipeline import ingest
 from rag.cells import CellLookup
+from rag.currency import CurrentFirst
 from rag.facts import Fact
 from rag.models import build_embedding
 from rag.postprocessors import build_rerank_stage
@@ -323,3 +324,26 @@ def test_a_register_row_is_named_by_its_description_and_a_first_by_its_date(tabl
     assert pumps.kind == "max" and pumps.facts[0].row == "PMP-118"
     first = ask(tables, "Which asset was commissioned first?")
     assert first.kind == "min" and first.facts[0].row == "WLD-007" and "2021-04-26" in first.text
+
+
+def test_a_postponing_memo_restates_the_meetings_cells(base_settings, tmp_path_factory):
+    """A memo that postpones dates agreed at a meeting (linked at ingest, rag/currency.py) gives
+    the date now in force, from its "Revised date" column beside "Previous date"; a row it does not
+    name keeps the meeting's date."""
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("postponed"))
+    assert ingest([FIXTURES / "postponed"], settings, progress=False).indexed == 2
+    store, embedding = Store(settings), build_embedding(settings)
+    retriever = hybrid_retriever(settings, embedding, MockLLM())
+    reranker = build_rerank_stage(settings, store, embedding)
+    lookup = CellLookup.from_settings(settings, store, CurrentFirst.from_settings(settings, store).newer)
+
+    def answer(question: str):
+        query = QueryBundle(question)
+        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
+        return lookup.answer(question, found)
+
+    lift = answer("When is the main span deck lift?")
+    assert lift.kind == "cell" and "8 June 2024" in lift.text
+    assert (lift.facts[0].doc, lift.facts[0].column) == ("memo-revised-programme.md", "Revised date")
+    lighting = answer("When is lighting commissioning?")
+    assert lighting.kind == "cell" and "24 June 2024" in lighting.text

@@ -17,7 +17,7 @@ from app.render import render_answer
 from ingestion.currency import currency_of
 from ingestion.document import Block
 from ingestion.pipeline import indexed_documents, ingest, remove
-from rag.currency import METADATA_KEYS, Currency, corrections, current_documents
+from rag.currency import METADATA_KEYS, Currency, Stored, corrections, current_documents
 from rag.settings import CurrencySettings
 from rag.store import all_nodes
 
@@ -131,9 +131,24 @@ def test_spellings_of_dates_versions_and_links():
                 "metformin hydrochloride 500 mg tablets (issued 15 October 2024)", "Date: 4 November 2024",
                 name="erratum_IL-2024-02.txt")
     assert (code.corrects, code.effective_date) == (("REPORT IL-2024-02",), "2024-11-04")
+    # a numbered meeting whose dates a memo postpones
+    assert read("MEMO", "The following dates agreed at Progress Meeting No. 7 on 12 March 2024 are therefore "
+                "postponed:").corrects == ("Progress Meeting No. 7",)
     # the first page gives the file name's month its day
     dated = read("Memo", "Date: 20 February 2025", name="memo-2025-02.md")
     assert (dated.effective_date, dated.origin["effective_date"]) == ("2025-02-20", "first page line 2")
+
+
+def test_a_document_code_in_a_link_names_the_one_document_holding_it():
+    """"Technical Report TR-2024-019 Static Load Testing ..." names the report whose file name holds
+    the code, however many words run on; a code two documents hold names neither."""
+    erratum = Stored("TR-2024-019_erratum.txt", "Erratum", Currency(status="erratum", corrects=(
+        "TECHNICAL REPORT TR-2024-019 Static Load Testing of Preliminary Piles - Feijenoord Quay (HM-2307",)))
+    report = Stored("TR-2024-019_pile_load_tests.md", "Technical Report", Currency())
+    other = Stored("HM-2307_programme.md", "Feijenoord programme", Currency())
+    assert [link.by for link in corrections([erratum, report, other])[report.doc]] == [erratum.doc]
+    twin = Stored("TR-2024-019_annex.md", "Annex", Currency())
+    assert corrections([erratum, report, twin])[report.doc] == []
 
 
 # ------------------------------------------------------------------ at answer time (rag/currency.py)
