@@ -41,12 +41,11 @@ class FactTable:
                     if len(rows) > 1 and len(cells) == len(rows) and len({c.value for c in cells}) == 1]
         worded = [cells for cells in columns.values() if len(cells) == len(rows) > 1
                   and all(c.number is None and not c.blank and c.value[:1] not in "{[" for c in cells)]
-        naming = [cells for cells in worded if len({c.value for c in cells}) == len(rows)]
         # A register's first worded column names its rows even where two share a value ("Karl
         # Fischer volumetric titrator" beside two "HPLC system"s: those two are a tie in `best`).
         described = next((cells for cells in worded if not any(dates(c.value) for c in cells)), [])
-        if described not in naming and len({c.value for c in described}) >= _NAMING_SHARE * len(rows):
-            naming.append(described)
+        naming = [cells for cells in worded if len({c.value for c in cells}) == len(rows) or (
+            cells is described and len({c.value for c in cells}) >= _NAMING_SHARE * len(rows))]
         aliases = {row: [row, *_month_names(row)] for row in rows}
         for cell in (c for cells in naming for c in cells):
             aliases[cell.row].append(cell.value)

@@ -23,7 +23,7 @@ from dataclasses import astuple, dataclass
 from llama_index.core.schema import BaseNode, MetadataMode
 
 from rag.text import markdown_tables
-from rag.units import CURRENCIES, SCALES, figures, value
+from rag.units import CURRENCIES, SCALES, amounts, figures, value
 
 FACTS_VERSION = 2  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
 
@@ -115,9 +115,10 @@ def number_of(text: str) -> float | None:
     match = _PLAIN_NUMBER.match(bare)
     if not match:
         return None
-    rest = bare[match.end():].strip()
-    if rest and not any(unit for _, unit, _ in figures(f"1 {rest}")):
-        return None
+    rest = re.sub(r"\([^)]*\)$", "", bare[match.end():]).strip()  # "3.5 t (gross)"
+    unit = amounts(f"1 {rest}")[:1] if rest else ()
+    if rest and not (unit and unit[0].unit and unit[0].end == len(rest) + 2):
+        return None  # words beyond the unit: "14 m telehandler" names a thing
     try:
         return value(match.group().lstrip("+-")) * (-1 if match.group().startswith("-") else 1)
     except ValueError:

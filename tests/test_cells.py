@@ -14,6 +14,7 @@ from ingestion.pipeline import ingest
 from rag.cells import CellLookup
 from rag.currency import CurrentFirst
 from rag.facts import Fact
+from rag.labels import content, same
 from rag.models import build_embedding
 from rag.postprocessors import build_rerank_stage
 from rag.retrieval import hybrid_retriever
@@ -347,3 +348,16 @@ def test_a_postponing_memo_restates_the_meetings_cells(base_settings, tmp_path_f
     assert (lift.facts[0].doc, lift.facts[0].column) == ("memo-revised-programme.md", "Revised date")
     lighting = answer("When is lighting commissioning?")
     assert lighting.kind == "cell" and "24 June 2024" in lighting.text
+
+
+def test_a_year_is_held_by_a_rows_date_and_the_named_register_is_counted(tables):
+    """"In 2024" holds the incident log's rows reported in 2024 (their dates, not their names);
+    "the incident log" names the table counted, whichever chunk ranks first."""
+    brno = ask(tables, "How many incidents at Brno were reported in 2024 according to the incident log?")
+    assert brno.kind == "count" and {f.row for f in brno.facts} == {"INC-03"}
+
+
+def test_a_columns_words_and_their_inflections():
+    """"Spent to date" is named by "spent"; "own" names "owned"; a header's "no" is a number."""
+    assert content("Spent to date (GBP)") == ("spent",)
+    assert same("owned", "own") and not same("owner", "own") and same("no", "number")
