@@ -25,7 +25,7 @@ from llama_index.core.schema import BaseNode, MetadataMode
 from rag.text import markdown_tables
 from rag.units import CURRENCIES, SCALES, amounts, figures, value
 
-FACTS_VERSION = 2  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
+FACTS_VERSION = 3  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
 
 FACTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
