@@ -130,16 +130,17 @@ class CellLookup:
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)
-        if found and found.kind == "cell" and _through_another(question, found.facts[0]):
+        read = found.facts[0] if found and found.kind in ("cell", "conflict") else None
+        if read and _through_another(question, read):
             found = None  # "the job title of the person who reported INC-24-044": not its reporter's id
-        if found and found.kind == "cell" and ask.when and not dated(found.facts[0].value):
+        elif read and ask.when and not dated(read.value):
             found = None  # "until when is its lead's certification valid" is not the lead's name
-        if found and found.kind == "cell" and _WHERE.search(question) and not is_place(found.facts[0].column):
+        elif read and _WHERE.search(question) and not is_place(read.column):
             found = None  # "where is the person leading it based" is not the lead's name
         if found and found.kind == "cell" and _contradicted(found.facts[0], candidates,
                                                                 [w for w in asked if is_code(w)]):
             return None  # another document gives another figure: the pipeline shows both
-        if found and found.kind in ("cell", "blank") and _named_ahead(found.facts[0], candidates):
+        if found and found.kind in ("cell", "blank") and _named_ahead(found.facts, candidates):
             return None  # a better-ranked chunk speaks of that row: the pipeline reads it
         fact = found.facts[0] if found and found.kind == "cell" else None
         # a table of one value column ("Item | Detail")
@@ -244,13 +245,15 @@ def _rules_out(subject: frozenset[str] | set[str], codes: Sequence[str]) -> bool
                for c in codes if re.search(r"[a-z]", c) or re.fullmatch(r"\d{4}", c))
 
 
-def _named_ahead(fact: Fact, candidates: Sequence[NodeWithScore]) -> bool:
-    """Whether a chunk of another document ranked above every chunk of the cell's document names
-    the cell's row and column (its text may hold a table the facts could not read, or prose about
-    that row's value; a report naming the piling rig is no word on its replacement value)."""
+def _named_ahead(facts: Sequence[Fact], candidates: Sequence[NodeWithScore]) -> bool:
+    """Whether a chunk of another document ranked above every chunk of the cells' documents (two
+    that agree are one answer) names the first cell's row and column (its text may hold a table the
+    facts could not read, or prose about that row's value; a report naming the piling rig is no
+    word on its replacement value)."""
+    fact, docs = facts[0], {f.doc for f in facts}
     needed = [*content(fact.row), *(content(fact.column) if fact.column else ())]
     for node in (c.node for c in candidates):
-        if node.metadata.get("doc") == fact.doc:
+        if node.metadata.get("doc") in docs:
             return False
         said = words(node.get_content(metadata_mode=MetadataMode.NONE))
         if all(any(same(w, q) for q in said) for w in needed):

@@ -17,7 +17,7 @@ from rag.corrections import in_force
 from rag.facts import Fact, value_unit
 from rag.labels import STOP, content, is_code, named, same, words
 from rag.places import dates
-from rag.units import named_units
+from rag.units import CURRENCIES, named_units
 
 # Columns that hold "the" value of a measure named by the row: the default when no column is named.
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
@@ -31,7 +31,8 @@ class CellAnswer:
     """An answer computed from cells: its kind, one sentence in the question's language, and the
     cells it rests on (each with its chunk id, for the citation)."""
 
-    kind: Literal["cell", "blank", "max", "min", "count", "premise"]  # premise: the cell contradicts it
+    # premise: the cell contradicts it; conflict: two documents' cells differ
+    kind: Literal["cell", "blank", "max", "min", "count", "premise", "conflict"]
     text: str
     facts: tuple[Fact, ...]
 
@@ -61,8 +62,16 @@ def _units(column: str) -> set[str]:
     return {unit.lower() for unit in named_units(column)}
 
 
-# A column that gives the unit of its row's figures ("Currency": EUR beside "Annual cost": 24600)
-_UNIT_COLUMN = frozenset("currency unit units uom 통화 단위".split())
+# A column that gives the currency of its row's figures ("Currency": EUR beside "Annual cost":
+# 24600), or what they are per ("Unit": day beside "Rate": 385)
+_CURRENCY_COLUMN = frozenset("currency 통화".split())
+_UNIT_COLUMN = frozenset("unit units uom 단위".split())
+
+
+def _row_text(table: FactTable, fact: Fact) -> str:
+    """The row's label as a sentence says it: "layer 2", not "2"."""
+    row = label_text(fact.row)
+    return f"{table.label} {row}" if row.isdigit() and table.label else row
 
 
 def _shown(fact: Fact, table: FactTable | None = None) -> str:
@@ -72,9 +81,13 @@ def _shown(fact: Fact, table: FactTable | None = None) -> str:
         return f"{fact.value} {fact.unit}"
     if fact.unit or fact.number is None or table is None:
         return fact.value
-    given = [f.value.strip() for f in table.facts if f.row == fact.row and f.value.strip()
-             and set(words(f.column)) & _UNIT_COLUMN and len(f.value.split()) == 1]
-    return f"{fact.value} {given[0]}" if len(given) == 1 else fact.value
+    given = [(f.value.strip(), bool(set(words(f.column)) & _CURRENCY_COLUMN)) for f in table.facts
+             if f.row == fact.row and len(f.value.split()) == 1
+             and set(words(f.column)) & (_CURRENCY_COLUMN | _UNIT_COLUMN)]
+    if len(given) != 1:
+        return fact.value
+    unit, currency = given[0]
+    return f"{fact.value} {unit}" if currency or unit.upper() in CURRENCIES else f"{fact.value} per {unit}"
 
 
 @dataclass(frozen=True)
@@ -171,7 +184,7 @@ class TableQuestion:
         if any(f.column for _, _, f in picked):  # a row and a column named beat a lone field ("programme")
             picked = [(hits, table, f) for hits, table, f in picked if f.column]
         if len({(f.value, f.unit) for _, _, f in picked}) != 1:
-            return None  # none, or two cells that differ: the normal pipeline answers
+            return self._disagreement([(table, f) for _, table, f in picked])
         picked = [(hits, table, f) for hits, table, f in picked if table.top]
         if not picked:
             return None
@@ -183,17 +196,35 @@ class TableQuestion:
         named_by = table.context(fact, subject=False) | set(words(fact.section.split(">")[-1]))
         if nouns and not (all if every else any)(any(same(w, n) for w in named_by) for n in nouns):
             return None
-        row, column, subject = label_text(fact.row), fact.column, table.subject
-        row = f"{table.label} {row}" if row.isdigit() and table.label else row  # "layer 2", not "2"
         facts = tuple(f for _, _, f in picked)
         if fact.blank:
+            row, column, subject = _row_text(table, fact), fact.column, table.subject
             text = (f"표에는 {subject}의 {row} {column} 값이 없습니다." if self.korean
                     else f"The table gives no value for {column or row} of {row} in {subject}.")
             return CellAnswer("blank", text, facts)
-        cell = row if not column or set(words(column)) & _GENERIC else f"{row} ({column})"
-        text = (f"{subject}의 {cell} 값은 {_shown(fact, table)}입니다." if self.korean
-                else f"In {subject}, {cell} is {_shown(fact, table)}.")
-        return CellAnswer("cell", text, facts)
+        return CellAnswer("cell", self._said(table, fact), facts)
+
+    def _said(self, table: FactTable, fact: Fact) -> str:
+        """"In sites, Brno (headcount) is 286."."""
+        row = _row_text(table, fact)
+        cell = row if not fact.column or set(words(fact.column)) & _GENERIC else f"{row} ({fact.column})"
+        return (f"{table.subject}의 {cell} 값은 {_shown(fact, table)}입니다." if self.korean
+                else f"In {table.subject}, {cell} is {_shown(fact, table)}.")
+
+    def _disagreement(self, picked: Sequence[tuple[FactTable, Fact]]) -> CellAnswer | None:
+        """Two documents' cells of the row and column named, one value each, that differ (a staff
+        directory's extension and the intranet's): each said and cited, so the pipeline shows the
+        sources disagree; None for one document's two values, a blank, or none best-ranked."""
+        values: dict[str, set[tuple[str, str]]] = {}
+        for _, fact in picked:
+            values.setdefault(fact.doc, set()).add((fact.value, fact.unit))
+        columns = sorted((set(content(f.column)) for _, f in picked), key=len)
+        if len(values) < 2 or any(len(v) != 1 for v in values.values()) or any(f.blank for _, f in picked) \
+                or not any(table.top for table, _ in picked) or not all(c <= columns[-1] for c in columns):
+            return None  # of one column: "Extension" and "extension", "rate" and "Internal rate (GBP)"
+        first = list({fact.doc: (table, fact) for table, fact in picked}.values())
+        return CellAnswer("conflict", " ".join(self._said(table, fact) for table, fact in first),
+                          tuple(fact for _, fact in first))
 
     def extreme(self, kind: Literal["max", "min"], tables: Sequence[FactTable],
                 measure: frozenset[str] = frozenset(), time: bool = False,

@@ -361,3 +361,25 @@ def test_a_columns_words_and_their_inflections():
     """"Spent to date" is named by "spent"; "own" names "owned"; a header's "no" is a number."""
     assert content("Spent to date (GBP)") == ("spent",)
     assert same("owned", "own") and not same("owner", "own") and same("no", "number")
+
+
+def test_two_documents_whose_cells_differ_are_both_said(base_settings, tmp_path_factory):
+    """A staff directory and the intranet give one person two extensions, neither newer: both
+    cells are said, each of its document; where they agree, the one value."""
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("disagree"))
+    assert ingest([FIXTURES / "disagree"], settings, progress=False).indexed == 2
+    store, embedding = Store(settings), build_embedding(settings)
+    retriever = hybrid_retriever(settings, embedding, MockLLM())
+    reranker = build_rerank_stage(settings, store, embedding)
+    lookup = CellLookup.from_settings(settings, store)
+
+    def answer(question: str):
+        query = QueryBundle(question)
+        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
+        return lookup.answer(question, found)
+
+    owen = answer("What is Owen Tranter's extension?")
+    assert owen.kind == "conflict" and "2214" in owen.text and "2241" in owen.text
+    assert {f.doc for f in owen.facts} == {"staff-directory.csv", "intranet-contacts.md"}
+    mara = answer("What is Mara Quist's extension?")
+    assert mara.kind == "cell" and "2001" in mara.text
