@@ -52,6 +52,7 @@ _KO_AFTER = ("몇", "얼마", "무엇", "어디", "누구")
 _KEY_VALUE = re.compile(r"^\s*([\w.\[\]-]{1,60})\s*:\s+(.+?)\s*$")
 # A proper name: capitalised words in a run ("Ingrid Valen", "Lena Krüger", "Min-jun Park").
 _NAME = re.compile(r"(?<![\w-])[A-Z][\w'’]*(?:-[\w'’]+)*(?:\s+[A-Z][\w'’]*(?:-[\w'’]+)*)*")
+_NAME_WORDS = 4  # a longer run of capitalised words is a title, not a name
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class Bridge:
     given: tuple[str, ...] = ()  # the question's other words: a value they name is no asked fact
     guessed: tuple[str, ...] = ()  # a row's codes, tried in turn: the entity is the one whose round finds
     # the fact
+    then: tuple[Bridge, ...] = ()  # the next rows whose codes are guesses, tried after these
 
     @property
     def query(self) -> str:
@@ -75,8 +77,11 @@ class Bridge:
         return " ".join((self.entity, *self.asked))
 
     def tries(self) -> list[Bridge]:
-        """The bridges to look for the fact with: one per guessed code, else this one."""
-        return [replace(self, entity=entity) for entity in self.guessed] or [self]
+        """The bridges to look for the fact with: one per guessed code (this row's, then the next
+        rows'), else this one."""
+        own = [replace(self, entity=entity, then=()) for entity in self.guessed] or [self]
+        tried = {(b.entity, b.chunk) for b in own}
+        return own + [b for row in self.then for b in row.tries() if (b.entity, b.chunk) not in tried]
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,8 @@ def asked(question: str) -> Asked:
                 phrase.append(rest.pop(0))
             head = [w for w in phrase if not is_code(w) and len(w) > 1][-2:]
             through = bool(head) and bool(rest) and rest[0] in _THROUGH
+            # "who logged the injury, and what's their job title": the thing an earlier clause names
+            through = through or (bool(head) and i > 0 and phrase[0] in _POSSESSIVE - {"our", "my", "your"})
             while through and rest and (rest[0] in STOP or rest[0] in _POSSESSIVE):
                 rest.pop(0)
             via = tuple(itertools.takewhile(lambda w: w not in STOP, rest)) if through else ()
@@ -222,8 +229,17 @@ def _asks(label: str, asked: tuple[str, ...]) -> bool:
 def _anchor(row: list[tuple[str, str]], others: tuple[str, ...]) -> set[str] | None:
     """The question's words naming the columns of the row's values it names; None when it names
     none of its values."""
-    columns = [label for label, value in row if _held(value, others)]
+    columns = [label for label, value in row if _held(value, others) or _mostly(value, others)]
     return {w for label in columns for w in named(label, others)[2]} if columns else None
+
+
+def _mostly(value: str, question: tuple[str, ...]) -> bool:
+    """Whether the question names two thirds of a value's words, two at least ("the Avonmouth
+    outfall" names "Avonmouth - outfall structure"), or three of a longer one ("the quick-hitch
+    failure of the excavator" names "Quick hitch failure on excavator EX-07; bucket detached")."""
+    needed = [w for w in words(value) if w not in STOP and not is_code(w)]
+    hits = sum(any(same(w, q) or same(q, w) for q in question) for w in needed)
+    return hits >= 3 or (hits >= 2 and hits * 3 >= 2 * len(needed))
 
 
 def records(text: str) -> tuple[list[list[tuple[str, str]]], list[str]]:
@@ -276,6 +292,10 @@ def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...],
         return (min(related, key=lambda r: (-r[0], r[1]))[2],), True
     codes = tuple(value for _, value in filled if " " not in value.strip() and is_code(value.lower())
                   and _entity(value) and not _touched(value, others))
+    # a code a worded value the question names holds ("... on excavator EX-07; bucket detached")
+    codes += tuple(dict.fromkeys(m.group() for _, value in filled
+                                 if " " in value.strip() and _mostly(value, others)
+                                 for m in CODE.finditer(value) if not _touched(m.group(), others)))
     return (codes, False) if codes else None
 
 
@@ -287,13 +307,18 @@ def _sentence_bridge(sentence: str, others: tuple[str, ...], asked: tuple[str, .
     shared = {q for q in others if not any(c.isdigit() for c in q) and any(same(w, q) for w in own)}
     if len(shared) < 2 or any(same(w, a) for w in own for a in asked) or (not asked and not figure):
         return None
+    if not re.search(r"[.!?]\W*$", sentence) and not any(
+            w[0].islower() and w.lower() not in STOP for w in re.findall(r"[^\W\d_]+", sentence)):
+        return None  # a title ("Static Load Testing of Preliminary Piles - Feijenoord Quay Renewal")
     if figure and NUMBER.search(sentence):
         return None
     for match in [*_NAME.finditer(sentence), *CODE.finditer(sentence)]:
         name = match.group()
         first_word = match.start() == 0 and " " not in name
-        # "Summary ------- In the early hours": a capitalised function word is no name
-        if not first_word and name.lower() not in NOT_NAMES | STOP and not _touched(name, others):
+        # "Summary ------- In the early hours": a capitalised function word is no name; nor is a
+        # heading in capitals ("MARSH ENGINEERING ERRATUM TO TECHNICAL REPORT")
+        if not first_word and name.lower() not in NOT_NAMES | STOP and not _touched(name, others) \
+                and len(name.split()) <= _NAME_WORDS and not (" " in name and name.isupper()):
             return name
     return None
 
@@ -347,17 +372,25 @@ class Hop:
         bridged = sorted(((found, row, i) for i, (rows, _) in enumerate(read) for row in rows
                           if (found := _row_bridge(row, others, want.words))),
                          key=lambda bridge: (not bridge[0][1], -_naming(bridge[1], others)))
-        lines = [(entities, _written([(k, v) for k, v in row if v in entities or _held(v, others)]), i, named)
-                 for (entities, named), row, i in bridged]
-        lines += [((e,), s, i, True) for i, (_, sentences) in enumerate(read) for s in sentences
-                  if (e := _sentence_bridge(s, others, want.words, want.figure))]
-        # a sentence's name before a row's guessed codes; one naming the thing reached through first
-        lines.sort(key=lambda line: (not line[3], not _held(" ".join(want.via), words(line[1]))))
+        lines = [(entities, _written([(k, v) for k, v in row if v in entities or _held(v, others)
+                                      or (" " in v and any(e in v for e in entities))]), i, named,
+                  _naming(row, others)) for (entities, named), row, i in bridged]
+        lines += [((e,), s, i, True, _naming([("", s)], others)) for i, (_, sentences) in enumerate(read)
+                  for s in sentences if (e := _sentence_bridge(s, others, want.words, want.figure))]
+        # a sentence's name before a row's guessed codes, unless the row names more of the question
+        # (the incident's place and what happened, not the memo's site); one naming the thing
+        # reached through first
+        most = max((line[4] for line in lines if line[3]), default=0)
+        lines.sort(key=lambda line: (not line[3] and line[4] <= most,
+                                     not _held(" ".join(want.via), words(line[1]))))
         if not lines:
             return None
-        entities, line, chunk, named = lines[0]
+        entities, line, chunk, named, _ = lines[0]
+        # a row's guesses failing, the next guessed rows' (the log's row beside the memo's header)
+        then = tuple(Bridge(e[0], c, want.words, text, given=others, guessed=e)
+                     for e, text, c, is_named, _ in lines[1:] if not is_named) if not named else ()
         found = Bridge(entities[0], chunk, want.words, line, given=others,
-                       guessed=() if named else entities)
+                       guessed=() if named else entities, then=then)
         for tried in found.tries():
             held = next((i for i, text in enumerate(texts)
                          if i != found.chunk and self._fact(text, tried)), None)
@@ -370,12 +403,22 @@ class Hop:
         """A chunk's row holding the entity in a column and the asked words' columns (their cells
         written), or its sentence holding the entity and the asked words; None when none."""
         rows, sentences = records(text)
+        # the columns whose values tell the rows apart: a name or description ("name", not "fuel")
+        values: dict[str, set[str]] = {}
+        for row in rows:
+            for k, v in row:
+                values.setdefault(k, set()).add(v)
+        naming = {k for k, found in values.items() if len(rows) >= 3 and len(found) >= 0.8 * len(rows)}
         for row in rows:
             cells = [(k, v) for k, v in row if v and (_is(v, bridge.entity) or _asks(k, bridge.asked))
                      and not (_held(v, bridge.given) and not _is(v, bridge.entity))]
             entity = any(_is(v, bridge.entity) for _, v in cells)
             if entity and any(_asks(k, bridge.asked) for k, _ in cells):
-                return _written(cells)
+                # a code's row says what it names too: "staff_id: E1040; name: Lewis Okafor"
+                coded = _entity(bridge.entity) and is_code(bridge.entity.lower())
+                name = next(((k, v) for k, v in row if coded and k in naming and _entity(v)
+                             and (k, v) not in cells and (" " in v.strip() or not is_code(v.lower()))), None)
+                return _written(cells[:1] + [name] + cells[1:] if name else cells)
         if number_of(bridge.entity) is not None:
             return None  # a figure is matched in a table's cells only
         return next((s for s in sentences if _held(bridge.entity, words(s))

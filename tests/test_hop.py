@@ -221,3 +221,34 @@ def test_the_row_a_bridge_leads_to_beats_a_row_the_question_seems_to_name():
     bridge = Hop().bridge(phone, chunks(contract, directory))
     assert (bridge.entity, bridge.held) == ("Iain Ross", 1)
     assert Hop._fact(directory, bridge) == "name: Iain Ross; phone: 01463 720190"
+
+
+LOG = """| incident_id | location | reported_by | description |
+|---|---|---|---|
+| INC-24-009 | Wall section 3 | E1012 | Quick hitch failure on excavator EX-07; bucket detached |
+| INC-24-013 | Avonmouth - outfall structure | E1040 | Operative trapped finger; partial amputation of fingertip |"""
+PEOPLE = """| staff_id | name | job_title | office |
+|---|---|---|---|
+| E1012 | Owen Tranter | Head of Safety | Bristol |
+| E1040 | Lewis Okafor | Site Manager | Bristol |
+| E1061 | Priya Shah | Engineer | Bristol |"""
+
+
+def test_an_earlier_clause_and_a_value_the_question_mostly_names_lead_to_the_fact():
+    """"Who logged the fingertip injury ..., and what's their job title": the title is reached
+    through the row whose values the question mostly names (no column of it is named: its codes
+    are guesses); the fact's row says whom its code names. A code inside a description ("on
+    excavator EX-07") is a guess too, after the header's codes; a title is no sentence to bridge."""
+    who = "Who logged the fingertip injury at the Avonmouth outfall, and what's their job title?"
+    assert asked(who).words == ("job", "title") and asked(who).through
+    bridge = Hop().bridge(who, chunks(LOG))
+    assert "E1040" in bridge.guessed and "E1012" not in bridge.guessed
+    read = Hop().bridge(who, chunks(LOG, PEOPLE))
+    assert (read.entity, read.held) == ("E1040", 1)
+    assert Hop._fact(PEOPLE, read) == "staff_id: E1040; name: Lewis Okafor; job_title: Site Manager"
+    memo = "Subject: Excavator quick hitch failure - Avonmouth (HM-2301), log ref INC-24-009"
+    year = "What year was the excavator in the April quick-hitch failure manufactured?"
+    assert "EX-07" in [b.entity for b in Hop().bridge(year, chunks(memo, LOG)).tries()]
+    title = "Static Load Testing of Preliminary Piles - Feijenoord Quay Renewal (HM-2307)"
+    assert Hop().bridge("What's the email address of the project manager on the Feijenoord quay job?",
+                        chunks(title)) is None
