@@ -226,7 +226,7 @@ def test_the_row_a_bridge_leads_to_beats_a_row_the_question_seems_to_name():
 LOG = """| incident_id | location | reported_by | description |
 |---|---|---|---|
 | INC-24-009 | Wall section 3 | E1012 | Quick hitch failure on excavator EX-07; bucket detached |
-| INC-24-013 | Avonmouth - outfall structure | E1040 | Operative trapped finger; partial amputation of fingertip |"""
+| INC-24-013 | Avonmouth - outfall structure | E1040 | Operative trapped fingertip |"""
 PEOPLE = """| staff_id | name | job_title | office |
 |---|---|---|---|
 | E1012 | Owen Tranter | Head of Safety | Bristol |
