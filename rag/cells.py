@@ -20,7 +20,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from rag.claims import claims
 from rag.places import dates, key, places
 from rag.fact_tables import FactTable, label_text
-from rag.hop import asked
+from rag.hop_question import asked
 from rag.facts import Fact
 from rag.labels import STOP, content, is_code, is_place, meets, same, words
 from rag.lexical import LexicalIndex

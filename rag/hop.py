@@ -6,20 +6,19 @@ reranked together and the bridge chunk stays kept, so the answer can cite both d
 a chunk's row then holds the entity and the asked column, the answer is read from it and the
 bridge (no model call); when the first round already holds both, it is read there, no retrieval.
 
-Found without a model, for kinds of documents: the asked words follow the question's wh-word
-(which/what/how many; 어느/어떤/무슨/몇), and the question must reach them through another thing
-("the lead of", "the partner who", "책임자의"); a table row (a Markdown table's, or a chunk's
-`key: value` lines, a JSON record) is the bridge when the question names one of its values (the
-anchor) and a column of its own (the relation) whose value it does not hold, a name or a code (a
-figure only from a column named by two of its words), and no column is asked; a sentence is when
-it shares two of the question's other words and holds a name or code the question lacks, and
-neither the asked words nor (a figure asked) a figure. Nothing happens when one row the question
-names holds the asked column: one document answers.
+Found without a model, for kinds of documents: the asked words (rag/hop_question.py) follow the
+question's wh-word (which/what/how many; 어느/어떤/무슨/몇), and the question must reach them through
+another thing ("the lead of", "the partner who", "책임자의"); a table row (a Markdown table's, or a
+chunk's `key: value` lines, a JSON record) is the bridge when the question names one of its values
+(the anchor) and a column of its own (the relation) whose value it does not hold, a name or a code
+(a figure only from a column named by two of its words), and no column is asked; a sentence is when
+it shares two of the question's other words and holds a name or code the question lacks, and neither
+the asked words nor (a figure asked) a figure. Nothing happens when one row the question names holds
+the asked column: one document answers.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -31,24 +30,15 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from rag.answer import AnswerSegment, Source
 from rag.facts import BLANKS, number_of
+from rag.hop_question import WHERE_ASKED, asked
 from rag.labels import STOP, content, is_code, is_place, meets, named, same, words
 from rag.postprocessors import best_ranked
 from rag.premise_words import CODE, NOT_NAMES
 from rag.references import marked
 from rag.settings import Settings
-from rag.text import NUMBER, cells, hangul_script, split_sentences, table_rows
+from rag.text import NUMBER, cells, split_sentences, table_rows
 
-_WH = frozenset({"which", "what"})
-_WH_IS = re.compile(r"\b(what|who|where|which|how)['’]s\b", re.IGNORECASE)
-_WHERE_ASKED = ("where",)  # the asked words of a "where" question: any column naming a place
-_HOW = frozenset({"many", "much", "long", "old", "often", "far"})
-# What follows the asked phrase when the question reaches the asked thing through another.
-_THROUGH = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "of"})
-_POSSESSIVE = frozenset({"our", "my", "your", "their", "his", "her", "its"})  # "of our contract manager"
-_RELATIVE = frozenset({"that", "which", "who", "whose", "of"})  # "the service that went down"
 _LETTER = re.compile(r"[^\W\d_]")
-_KO_BEFORE = frozenset({"어느", "어떤", "무슨"})
-_KO_AFTER = ("몇", "얼마", "무엇", "어디", "누구")
 _KEY_VALUE = re.compile(r"^\s*([\w.\[\]-]{1,60})\s*:\s+(.+?)\s*$")
 # A proper name: capitalised words in a run ("Ingrid Valen", "Lena Krüger", "Min-jun Park").
 _NAME = re.compile(r"(?<![\w-])[A-Z][\w'’]*(?:-[\w'’]+)*(?:\s+[A-Z][\w'’]*(?:-[\w'’]+)*)*")
@@ -127,64 +117,6 @@ class Hopped:
         return f"{text}\n{quoted}", [*segments, added]
 
 
-@dataclass(frozen=True)
-class Asked:
-    """What a question asks for: the words naming it ("office", "years"), whether a figure, and
-    whether the question reaches it through another thing it describes ("the lead of ...", "the
-    partner who ...", "책임자의 ..."): only then can a second document hold it."""
-
-    words: tuple[str, ...]
-    figure: bool
-    through: bool
-    via: tuple[str, ...] = ()  # the other thing's words ("of our contract manager for ...": contract manager)
-
-
-def asked(question: str) -> Asked:
-    """English: the noun phrase after the first wh-word, its last two words ("In which office",
-    "how many years of experience", "what is the daily meal allowance"), reached through the
-    phrase after an auxiliary or "of" ("... is the lead of", "... does the partner who"); after
-    "who" and a verb, the verb's doer ("who owns the service that ...": owner; "leads": leader).
-    Korean: the word after 어느/어떤/무슨 or before 몇/얼마/무엇/어디/누구, reached through a
-    possessive (책임자의)."""
-    found = words(_WH_IS.sub(r"\1 is", question))  # "what's the job title"; "Kraków's" stays a possessive
-    figure = "how" in found or any(w.startswith(("몇", "얼마")) for w in found)
-    if hangul_script(question):
-        head = [found[i + 1] for i, w in enumerate(found[:-1]) if w in _KO_BEFORE]
-        head += [found[i - 1] for i, w in enumerate(found) if i and w.startswith(_KO_AFTER)]
-        head = [w for w in head if not is_code(w)][:1]
-        through = bool(head) and any(w.endswith("의") and len(w) > 2 and w not in head for w in found)
-        return Asked(tuple(head), figure, through)
-    for i, word in enumerate(found):
-        # "where" asks a place, reached through what the question describes ("the person leading")
-        if word == "where":
-            rest = found[i + 2:]  # past its auxiliary ("where is")
-            through = any(w in _THROUGH | {"who", "whoever"} or (len(w) > 4 and w.endswith("ing"))
-                          for w in rest)
-            return Asked(_WHERE_ASKED, False, through)
-        if word == "who" and i + 1 < len(found) and re.fullmatch(r"[a-z]{2,}[^s]s", found[i + 1]) \
-                and found[i + 1] not in _THROUGH:
-            # "who owns the service that went down": its owner, reached through what it describes
-            verb, rest = found[i + 1][:-1], found[i + 2:]
-            return Asked((verb + ("r" if verb.endswith("e") else "er"),), False,
-                         any(w in _RELATIVE for w in rest))
-        if word in _WH or (word == "how" and i + 1 < len(found) and found[i + 1] in _HOW):
-            rest = list(found[i + 1 + (word == "how"):])
-            while rest and rest[0] in STOP and word != "how":  # "what is the fee", not "how much does"
-                rest.pop(0)
-            phrase = []
-            while rest and rest[0] not in STOP:
-                phrase.append(rest.pop(0))
-            head = [w for w in phrase if not is_code(w) and len(w) > 1][-2:]
-            through = bool(head) and bool(rest) and rest[0] in _THROUGH
-            # "who logged the injury, and what's their job title": the thing an earlier clause names
-            through = through or (bool(head) and i > 0 and phrase[0] in _POSSESSIVE - {"our", "my", "your"})
-            while through and rest and (rest[0] in STOP or rest[0] in _POSSESSIVE):
-                rest.pop(0)
-            via = tuple(itertools.takewhile(lambda w: w not in STOP, rest)) if through else ()
-            return Asked(tuple(head), figure, through, via)
-    return Asked((), figure, False)
-
-
 @lru_cache(maxsize=65536)  # a table's values, met by each of its rows' checks
 def _held(text: str, question: tuple[str, ...]) -> bool:
     """Whether the question names every word of a value (then it is no entity the question lacks)."""
@@ -219,7 +151,7 @@ def _asks(label: str, asked: tuple[str, ...]) -> bool:
     """Whether a column is the one asked: each asked word names a word of it ("return period" names
     return_period_years, not period_inception), or the asked words name the whole of it ("registration
     plate" names registration)."""
-    if asked == _WHERE_ASKED:
+    if asked == WHERE_ASKED:
         return is_place(label)
     own = content(label)
     return bool(asked) and (all(any(same(w, a) for w in own) for a in asked)

@@ -11,7 +11,8 @@ from conftest import FIXTURES, ScriptedLLM, fresh_settings
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from ingestion.pipeline import ingest
-from rag.hop import Hop, asked
+from rag.hop import Hop
+from rag.hop_question import asked
 from rag.pipeline import RagPipeline
 
 OFFICE_Q = "In which office is the lead of project PRJ-2025-117 based?"
