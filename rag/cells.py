@@ -48,6 +48,9 @@ _MEASURES = {
                     frozenset("weight mass kg 무게 중량".split())),
     **dict.fromkeys(("fastest", "slowest"), frozenset("speed velocity kmh 속도".split())),
 }
+# Tenure: "has been with Kestrel the longest", "longest-serving", "worked here the shortest".
+_TENURE = re.compile(r"\b(?:been (?:with|at|here|in)|serv(?:ed|ing)|employed|worked (?:here|for|at|in))\b",
+                     re.IGNORECASE)
 _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
@@ -121,6 +124,10 @@ class CellLookup:
                         if all(m.group() not in label for label in labels)), None)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).split()[0].lower() not in STOP), None)
+        if extreme and extreme[1] in ("longest", "shortest") and _TENURE.search(question):
+            # "been with us the longest" is the earliest start: a start date's order
+            extreme = ("min" if extreme[1] == "longest" else "max", "earliest")
+            ask = replace(ask, asked=(*ask.asked, "start", "joined", "hired"))
         if extreme:
             time = bool(_TIME.search(extreme[1]))  # of the top chunks' tables: a date column is named
             measure = _MEASURES.get(extreme[1], frozenset())

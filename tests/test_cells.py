@@ -365,7 +365,8 @@ def test_a_columns_words_and_their_inflections():
 
 def test_two_documents_whose_cells_differ_are_both_said(base_settings, tmp_path_factory):
     """A staff directory and the intranet give one person two extensions, neither newer: both
-    cells are said, each of its document; where they agree, the one value."""
+    cells are said, each of its document; where they agree, the one value. Tenure is read from
+    the start dates."""
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("disagree"))
     assert ingest([FIXTURES / "disagree"], settings, progress=False).indexed == 2
     store, embedding = Store(settings), build_embedding(settings)
@@ -383,3 +384,6 @@ def test_two_documents_whose_cells_differ_are_both_said(base_settings, tmp_path_
     assert {f.doc for f in owen.facts} == {"staff-directory.csv", "intranet-contacts.md"}
     mara = answer("What is Mara Quist's extension?")
     assert mara.kind == "cell" and "2001" in mara.text
+    # "been with us the longest": the earliest start date
+    longest = answer("Who has been with the company the longest, according to the staff directory?")
+    assert longest.kind == "min" and longest.facts[0].row == "E1001" and "2006-04-03" in longest.text
