@@ -158,10 +158,10 @@ def _asks(label: str, asked: tuple[str, ...]) -> bool:
                             or bool(own) and all(any(same(w, a) for a in asked) for w in own))
 
 
-def _anchor(row: list[tuple[str, str]], others: tuple[str, ...]) -> set[str] | None:
-    """The question's words naming the columns of the row's values it names; None when it names
-    none of its values."""
-    columns = [label for label, value in row if _held(value, others) or _mostly(value, others)]
+def _anchor(row: list[tuple[str, str]], others: tuple[str, ...], mostly: bool = False) -> set[str] | None:
+    """The question's words naming the columns of the row's values it names (`mostly`: or names
+    most of); None when it names none of its values."""
+    columns = [label for label, value in row if _held(value, others) or (mostly and _mostly(value, others))]
     return {w for label in columns for w in named(label, others)[2]} if columns else None
 
 
@@ -209,17 +209,19 @@ def _row_bridge(row: list[tuple[str, str]], others: tuple[str, ...],
     or, where it names none ("the truck involved in INC-24-017": vehicle_id), the row's codes it does
     not give, each a guess only a second round that finds the fact confirms, and False."""
     filled = [(label, value) for label, value in row if value.strip().lower() not in BLANKS]
-    anchor = _anchor(filled, others)
+    strict = _anchor(filled, others)
+    anchor = strict if strict is not None else _anchor(filled, others, mostly=True)
     # a column whose value the question gives is the anchor's ("Kraków" for its property), not the asked
     asked_here = any((_asks(label, asked) and not _held(value, others)) or _touched(value, asked)
                      for label, value in filled)
     if not asked or anchor is None or asked_here:
         return None
     # The relation is named by words of its own, not only by those naming the anchor's column.
-    # A figure leads on only from a column named by two words of its own ("the programme's top").
+    # A figure leads on only from a column named by two words of its own ("the programme's top"),
+    # in a row whose value the question names whole (a KPI row it mostly names holds the answer).
     related = [(len(own), i, value) for i, (label, value) in enumerate(filled)
-               if (own := named(label, others)[2] - anchor) and (_entity(value) or len(own) > 1)
-               and not _touched(value, others)]
+               if (own := named(label, others)[2] - anchor)
+               and (_entity(value) or (len(own) > 1 and strict is not None)) and not _touched(value, others)]
     if related:  # the column the question names most by words of its own; the first of a tie
         return (min(related, key=lambda r: (-r[0], r[1]))[2],), True
     codes = tuple(value for _, value in filled if " " not in value.strip() and is_code(value.lower())

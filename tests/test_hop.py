@@ -250,6 +250,13 @@ def test_an_earlier_clause_and_a_value_the_question_mostly_names_lead_to_the_fac
     memo = "Subject: Excavator quick hitch failure - Avonmouth (HM-2301), log ref INC-24-009"
     year = "What year was the excavator in the April quick-hitch failure manufactured?"
     assert "EX-07" in [b.entity for b in Hop().bridge(year, chunks(memo, LOG)).tries()]
+    # a row the question only mostly names holds the answer in the column its period names: no
+    # figure of it leads on
+    kpi = """| KPI | Q1 2024/25 | Q2 2024/25 |
+|---|---|---|
+| P1 bursts attended within target (%) | 95 | 96 |"""
+    share = "What share of P1 bursts did we reach within target in Q1 2024/25?"
+    assert Hop().bridge(share, chunks(kpi)) is None
     title = "Static Load Testing of Preliminary Piles - Feijenoord Quay Renewal (HM-2307)"
     assert Hop().bridge("What's the email address of the project manager on the Feijenoord quay job?",
                         chunks(title)) is None
