@@ -175,15 +175,17 @@ class CellLookup:
         May 2024 | 8 June 2024" in the memo postponing the meeting's dates; "TP-5 ... should read 4.1
         mm" in the erratum; not "Lighting commissioning is not affected"), and which tables lost
         any: the newer document's table, or the pipeline, answers."""
+        newer_of = {doc: self.newer(doc) for doc in {t.doc for t in tables}}
+        wanted = {doc for docs in newer_of.values() for doc in docs}  # most questions: none
         said: dict[str, list[set[str]]] = {}
-        for node in (c.node for c in candidates):
+        for node in (c.node for c in candidates if c.node.metadata.get("doc") in wanted):
             lines = node.get_content(metadata_mode=MetadataMode.NONE).splitlines()
             said.setdefault(str(node.metadata.get("doc", "")), []).extend(
                 set(words(sentence)) for line in lines
                 for sentence in split_sentences(line) if any(ch.isdigit() for ch in sentence))
         kept, restated = [], set()
         for table in tables:
-            newer = [sentence for doc in self.newer(table.doc) for sentence in said.get(doc, [])]
+            newer = [sentence for doc in newer_of[table.doc] for sentence in said.get(doc, [])]
             stale = {row for row in table.rows if (needed := content(label_text(row))) and any(
                 all(any(same(w, q) for q in sentence) for w in needed)
                 and any(is_code(q) for q in sentence - set(words(row))) for sentence in newer)}

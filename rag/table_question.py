@@ -222,9 +222,9 @@ class TableQuestion:
         if len(values) < 2 or any(len(v) != 1 for v in values.values()) or any(f.blank for _, f in picked) \
                 or not any(table.top for table, _ in picked) or not all(c <= columns[-1] for c in columns):
             return None  # of one column: "Extension" and "extension", "rate" and "Internal rate (GBP)"
-        first = list({fact.doc: (table, fact) for table, fact in picked}.values())
-        return CellAnswer("conflict", " ".join(self._said(table, fact) for table, fact in first),
-                          tuple(fact for _, fact in first))
+        per_doc = list({fact.doc: (table, fact) for table, fact in picked}.values())  # one value each
+        return CellAnswer("conflict", " ".join(self._said(table, fact) for table, fact in per_doc),
+                          tuple(fact for _, fact in per_doc))
 
     def extreme(self, kind: Literal["max", "min"], tables: Sequence[FactTable],
                 measure: frozenset[str] = frozenset(), time: bool = False,
