@@ -15,9 +15,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from llama_index.core.schema import MetadataMode, NodeWithScore
+from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore
 
 from rag.claims import claims
+from rag.corrections import corrected_figure
 from rag.places import dates, key, places
 from rag.fact_tables import FactTable, label_text
 from rag.hop_question import asked
@@ -26,7 +27,7 @@ from rag.labels import STOP, content, is_code, is_place, meets, same, words
 from rag.lexical import LexicalIndex
 from rag.table_question import CellAnswer, TableQuestion, dated
 from rag.text import hangul_script, split_sentences
-from rag.units import named_units
+from rag.units import named_units, value
 
 _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)
               for spellings in ("highest,largest,biggest,greatest,most,maximum,longest,heaviest,fastest,"
@@ -102,7 +103,8 @@ class CellLookup:
                   for part in w.split("-") if part not in STOP]
         if _WHEN.search(question):
             asked += ["date", "날짜", "일자"]
-        tables, restated = self._current(_held_codes(self._tables(candidates, window), asked), candidates)
+        tables, restated = self._current(_held_codes(self._tables(candidates, window), asked), candidates,
+                                         window)
         top = [t for t in tables if t.top]
         if not top:
             return None
@@ -168,30 +170,40 @@ class CellLookup:
             return ask.select(lead)
         return found
 
-    def _current(self, tables: list[FactTable], candidates: Sequence[NodeWithScore]
+    def _current(self, tables: list[FactTable], candidates: Sequence[NodeWithScore], window: int
                  ) -> tuple[list[FactTable], set[tuple[str, str]]]:
-        """The tables less the rows to which a sentence or table row of a candidate chunk of a
-        document superseding or correcting theirs gives a figure or date ("Main span deck lift | 18
-        May 2024 | 8 June 2024" in the memo postponing the meeting's dates; "TP-5 ... should read 4.1
-        mm" in the erratum; not "Lighting commissioning is not affected"), and which tables lost
-        any: the newer document's table, or the pipeline, answers."""
+        """The tables under the candidate chunks of documents superseding or correcting theirs: a
+        row a sentence or table row of theirs gives a figure or date ("Main span deck lift | 18 May
+        2024 | 8 June 2024" in the memo postponing the meeting's dates; not "Lighting commissioning
+        is not affected") is left out, and which tables lost any is said: the newer document's
+        table, or the pipeline, answers. Where that sentence corrects one cell's figure, stating
+        the old one ("TP-3 ... should read 8.9 mm (Issue 1 incorrectly gave 6.4 mm)"), the row
+        stays with the corrected cell, cited to the correction: a best-ranked correction puts
+        its table among the best-ranked (`window`) too."""
         newer_of = {doc: self.newer(doc) for doc in {t.doc for t in tables}}
         wanted = {doc for docs in newer_of.values() for doc in docs}  # most questions: none
-        said: dict[str, list[set[str]]] = {}
+        said: dict[str, list[tuple[str, set[str], BaseNode]]] = {}
         for node in (c.node for c in candidates if c.node.metadata.get("doc") in wanted):
             lines = node.get_content(metadata_mode=MetadataMode.NONE).splitlines()
             said.setdefault(str(node.metadata.get("doc", "")), []).extend(
-                set(words(sentence)) for line in lines
+                (sentence, set(words(sentence)), node) for line in lines
                 for sentence in split_sentences(line) if any(ch.isdigit() for ch in sentence))
         kept, restated = [], set()
         for table in tables:
-            newer = [sentence for doc in newer_of[table.doc] for sentence in said.get(doc, [])]
-            stale = {row for row in table.rows if (needed := content(label_text(row))) and any(
-                all(any(same(w, q) for q in sentence) for w in needed)
-                and any(is_code(q) for q in sentence - set(words(row))) for sentence in newer)}
-            if stale:
+            newer = [said_ for doc in newer_of[table.doc] for said_ in said.get(doc, [])]
+            stale = {row: restating for row in table.rows if (needed := content(label_text(row))) and (
+                restating := [(sentence, node) for sentence, named, node in newer
+                              if all(any(same(w, q) for q in named) for w in needed)
+                              and any(is_code(q) for q in named - set(words(row)))])}
+            fixed = {row: cells for row, restating in stale.items()
+                     if (cells := _corrected([f for f in table.facts if f.row == row], restating))}
+            if len(fixed) < len(stale):
                 restated.add((table.doc, table.key))
-                table = replace(table, facts=tuple(f for f in table.facts if f.row not in stale))
+            facts = tuple(fixed.get(f.row, {}).get(f.column, f) for f in table.facts
+                          if f.row not in stale or f.row in fixed)
+            corrections = {f.chunk_id for cells in fixed.values() for f in cells.values()}
+            table = replace(table, facts=facts, top=table.top or bool(corrections & {
+                c.node.node_id for c in candidates[:window]}))
             if table.facts:
                 kept.append(table)
         return kept, restated
@@ -211,6 +223,20 @@ class CellLookup:
                                             if k not in _LOCATION and isinstance(v, str)],
                           bool(top & {f.chunk_id for f in facts}))
                 for (doc, key), facts in grouped.items()]
+
+
+def _corrected(row: Sequence[Fact], restating: Sequence[tuple[str, BaseNode]]) -> dict[str, Fact]:
+    """Column -> the row's cell as corrected, where every sentence restating the row corrects
+    exactly one of its figures (rag/corrections.py); else {}: the row is left out."""
+    fixed: dict[str, Fact] = {}
+    for sentence, node in restating:
+        found = [(fact, figure) for fact in row if fact.number is not None
+                 and (figure := corrected_figure(sentence, fact.number, fact.unit))]
+        if len(found) != 1:
+            return {}
+        fact, figure = found[0]  # the table's cell still, read from the correction's chunk
+        fixed[fact.column] = replace(fact, chunk_id=node.node_id, value=figure, number=value(figure))
+    return fixed
 
 
 def _held_codes(tables: list[FactTable], asked: Sequence[str]) -> list[FactTable]:
@@ -259,10 +285,10 @@ def _named_ahead(facts: Sequence[Fact], candidates: Sequence[NodeWithScore]) -> 
     that agree are one answer) names the first cell's row and column (its text may hold a table the
     facts could not read, or prose about that row's value; a report naming the piling rig is no
     word on its replacement value)."""
-    fact, docs = facts[0], {f.doc for f in facts}
+    fact, docs, chunks = facts[0], {f.doc for f in facts}, {f.chunk_id for f in facts}
     needed = [*content(fact.row), *(content(fact.column) if fact.column else ())]
     for node in (c.node for c in candidates):
-        if node.metadata.get("doc") in docs:
+        if node.metadata.get("doc") in docs or node.node_id in chunks:  # a correction's chunk is the cell's
             return False
         said = words(node.get_content(metadata_mode=MetadataMode.NONE))
         if all(any(same(w, q) for q in said) for w in needed):
@@ -335,7 +361,8 @@ def _contradicted(fact: Fact, candidates: Sequence[NodeWithScore], codes: Sequen
     if fact.number is None:
         return False
     needed = [*content(fact.row), *(content(fact.column) if fact.column else ())]
-    for node in (c.node for c in candidates if c.node.metadata.get("doc") != fact.doc):
+    for node in (c.node for c in candidates if c.node.metadata.get("doc") != fact.doc
+                 and c.node.node_id != fact.chunk_id):
         name = str(node.metadata.get("doc", ""))
         # the day a note was written ("notes-2024-11-20") is no year its subject is of
         stem = re.sub(r"(?:19|20)\d\d[-_.]\d\d[-_.]\d\d(?!\d)", " ", name.rsplit(".", 1)[0])  # not SI-2024-05

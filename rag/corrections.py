@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from rag.layout import LIST_NUMBER, fields
+from rag.units import figures, value
 
 # A field label naming the value a correction or change replaces.
 _OLD_SIDE = re.compile(r"(?:printed|published|reported|was|old|incorrect|wrong|previously|"
@@ -53,6 +54,30 @@ def in_force(labels: Sequence[str]) -> str | None:
         return bool(found) and not label.strip()[found.end():found.end() + 1].isalpha()
     new = [label for label in labels if starts(_NEW_SIDE, label)]
     return new[0] if len(new) == 1 and any(starts(_OLD_SIDE, label) for label in labels) else None
+
+
+def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
+    """The figure, as written, that a correction gives in place of the value `old` (in `unit`, ""
+    for none): the sentence says it corrects, holds `old`, and holds one other figure in that unit,
+    or several of which one follows the correction's words.
+
+    >>> corrected_figure("Pile TP-3, settlement at working load: the value should read 8.9 mm "
+    ...                  "(Issue 1 incorrectly gave 6.4 mm).", 6.4, "mm")
+    '8.9'
+    >>> corrected_figure("TP-3 settled 6.4 mm, within the 10 mm limit.", 6.4, "mm") is None
+    True
+    """
+    if not (_CORRECTION.search(sentence) or _STATES_OLD.search(sentence)):
+        return None
+    found = [(number, start) for number, their_unit, start in figures(sentence)
+             if (their_unit or "").lower() == unit.lower() or not unit]
+    if not any(value(number) == old for number, _ in found):
+        return None
+    others = [(number, start) for number, start in found if value(number) != old]
+    if len(others) > 1:  # "should read 8.9 mm, within the 10 mm limit": the one after the correction
+        cues = [m.end() for m in (*_CORRECTION.finditer(sentence), *_NEW_SIDE.finditer(sentence))]
+        others = [(number, start) for number, start in others if any(0 <= start - end <= 12 for end in cues)]
+    return others[0][0] if len(others) == 1 else None
 
 
 def former_sentences(sentences: Sequence[str]) -> set[int]:

@@ -196,6 +196,14 @@ class LexicalIndex:
         with self._connection() as db:
             return dict(db.execute("SELECT node_id, doc FROM chunks"))
 
+    def openings(self, length: int = 400) -> list[tuple[str, str]]:
+        """(document id, the first `length` characters of a chunk) for every chunk: enough to tell
+        its script by, without reading every chunk whole."""
+        if not self.exists():
+            return []
+        with self._connection() as db:
+            return list(db.execute("SELECT doc, substr(text, 1, ?) FROM chunks", (length,)))
+
     @classmethod
     def _delete(cls, db: sqlite3.Connection, doc: str) -> None:
         rows, length = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM chunks WHERE doc = ?",

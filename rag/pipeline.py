@@ -33,7 +33,7 @@ from rag.premise import PremiseCheck, PremiseVerdict
 from rag.quotes import Quoter
 from rag.references import ReferenceMatcher, marked
 from rag.rewrite import QuestionRewriter, script_language
-from rag.retrieval import check_filters, hybrid_retriever, metadata_filters, retrieved
+from rag.retrieval import check_filters, dense_retriever, hybrid_retriever, metadata_filters, retrieved
 from rag.support import support_scorer
 from rag.table_question import CellAnswer
 from rag.translation import Translation
@@ -104,22 +104,28 @@ class RagPipeline:
         (question, answer) turns in `history`, the question is first rewritten to stand alone.
         `threshold`, `retrieve_k` and `keep_k` override the references' support threshold, the chunks
         retrieved and the chunks kept after reranking, for this answer. An answer not found in a
-        corpus holding both languages is looked for again with the question in the other
-        (rag/translation.py `across`): one more round, said in the widening steps."""
+        corpus holding both languages is looked for again in the documents of the other language
+        (rag/translation.py `other_documents`): one more round, said in the widening steps."""
         args = (question, on_token, docs, where, history, threshold, retrieve_k, keep_k)
         started = time.perf_counter()
-        first = self._answer(*args)
-        if first.answerable or first.refused_by not in ("model", "references") or first.translated_question \
-                or time.perf_counter() - started >= self.widening.time_s:  # the widening's time cap holds
-            return first
+        first, absent = self._answer(*args)
+        # Found nothing: the model declined, no sentence was backed, or the evidence lacks a name,
+        # date or figure the question gives (the other language may spell it: 5월 21일 for 21 May).
+        looked = first.refused_by in ("model", "references") or (first.refused_by == "premise" and absent)
+        if not looked or first.translated_question or time.perf_counter() - started >= self.widening.time_s:
+            return first  # the widening's time cap holds
         clock = time.perf_counter()
-        other = self.translation.across(first.standalone_question or question)
-        translating = round((time.perf_counter() - clock) * 1000, 1)
-        if not other:
+        others = [doc for doc in self.translation.other_documents(first.standalone_question or question)
+                  if not docs or doc in docs]
+        widest = self.widening.size(keep_k or self.reranker.top_n, self.widening.steps)
+        lead = others and dense_retriever(self.settings, self.embedding, widest, metadata_filters(
+            others, where)).retrieve(first.standalone_question or question)
+        searching = round((time.perf_counter() - clock) * 1000, 1)
+        if not lead:
             return first
         if on_token is not None:
             on_token(notice("widen", self.drafter.language(question)))
-        again = self._answer(*args, translated=other)
+        again, _ = self._answer(*args, lead=lead)
         # Only an answer citing a passage in the other language is one this round found: another
         # from the question's own language is the first round's evidence, read again by chance.
         asked = script_language(question)
@@ -128,15 +134,18 @@ class RagPipeline:
                                            if s.ref in cited):
             return first
         step = {"reason": "other language", "chunks": len(again.sources), "tokens": 0}
-        # the first round's stages, then the second's, whose question was translated here
+        # the first round's stages, then the second's, whose candidates were the other language's
         timings = {f"first_{k}": v for k, v in first.timings_ms.items()} | again.timings_ms | {
-            "translate": translating}
+            "other_language": searching}
         return replace(again, widened=[*first.widened, step, *again.widened], timings_ms=timings)
 
     def _answer(self, question: str, on_token: Callable[[str], None] | None, docs: list[str] | None,
                 where: dict[str, str] | None, history: Sequence[tuple[str, str]], threshold: float | None,
-                retrieve_k: int | None, keep_k: int | None, translated: str | None = None) -> Answer:
-        """One answer; `translated`: the question in the other language, searched beside it."""
+                retrieve_k: int | None, keep_k: int | None,
+                lead: Sequence[NodeWithScore] = ()) -> tuple[Answer, bool]:
+        """One answer, and whether the premise check refused it for a name, date or figure the
+        evidence lacks. `lead`: the only candidates, in their order, whatever the ranker says (the
+        other language's documents, as e5 ranks them for the question): no retrieval runs."""
         cfg = self.settings
         check_question(question)
         if docs or where:
@@ -162,12 +171,15 @@ class RagPipeline:
         widest = self.widening.size(keep, self.widening.steps)  # ranked once, widened by prefixes,
         # and the next ones read for a figure disagreeing with the answer's (rag/conflicts.py)
         reranker = self.reranker.model_copy(update={"top_n": widest + cfg.currency.conflict_candidates})
-        query = replace(query, translated=translated or self.translation.for_retrieval(query.standalone))
+        query = replace(query, translated=None if lead else self.translation.for_retrieval(query.standalone))
         if query.translated:
             lap("translate")
-        found = retrieved(retriever, query.queries)  # both questions' candidates
+        found = list(lead) or retrieved(retriever, query.queries)  # both questions' candidates
         lap("retrieve")
         candidates, search = best_ranked(reranker, found, query.queries)
+        if lead:  # scored by the ranker, as shown with each source, but kept in e5's order
+            scored = {node.node.node_id: node for node in candidates}
+            candidates = [scored[node.node.node_id] for node in lead if node.node.node_id in scored]
         ranked, query = candidates[:widest], replace(query, search=search)
         lap("rerank")
 
@@ -215,13 +227,13 @@ class RagPipeline:
 
         if not top or max(self._relevance(q, top) for q in query.queries) < cfg.retrieval.min_score:
             timings.update(context=0.0, generate=0.0, match=0.0)
-            return answered(self.drafter.refusal(language), Source.listed(top), "retrieval")
+            return answered(self.drafter.refusal(language), Source.listed(top), "retrieval"), False
 
         # A question that names a table's row and column is answered from the cell, no LLM call.
         cell = next(filter(None, (self.cells.answer(q, ranked, lifted) for q in query.queries)), None)
         lap("cells")
         if cell is not None:
-            return answered(*self._cited_cells(cell, ranked), mode="cells")
+            return answered(*self._cited_cells(cell, ranked), mode="cells"), False
         # A bridge to another document (a lead's name, not their office): one more retrieval.
         hopped = self.hop.follow(query.search, ranked, keep, retriever, reranker)
         lap("hop")
@@ -229,7 +241,7 @@ class RagPipeline:
             ranked, query = hopped.ranked, replace(query, search=hopped.search)
             composes = composes or self.hop.compose  # a sentence joining two documents cites neither
             if (read := hopped.read()) is not None:  # the fact's row and the bridge's, quoted
-                return answered(*read, mode="composed")
+                return answered(*read, mode="composed"), False
 
         budget, shown, step = self.budget(room), [], 0
         while True:
@@ -261,7 +273,7 @@ class RagPipeline:
                 across = any(script_language(b) != script_language(query.search) for b in blocks)
                 if not verdict.holds and not (across and verdict.status == "absent"):
                     return answered(verdict.message or self.drafter.refusal(language),
-                                    Source.listed(evidence.nodes), "premise")
+                                    Source.listed(evidence.nodes), "premise"), verdict.status == "absent"
             room_to_widen = len(ranked) > len(nodes) or tokens < self.budget(room, widest=True)
 
             def wider() -> bool:
@@ -276,7 +288,7 @@ class RagPipeline:
                     asked, evidence, language, on_token, timings, started, threshold, tag)
                 result, clock = answered(*attempt), time.perf_counter()
                 if result.answerable or not wider():  # the time cap counts this try
-                    return result
+                    return result, False
                 reason = "no answer" if result.refused_by == "model" else "unsupported"
             widened.append({"reason": reason, "chunks": len(evidence.nodes), "tokens": tokens})
             if on_token is not None:
@@ -284,11 +296,14 @@ class RagPipeline:
             shown, step = evidence.units if composes else [], step + 1
 
     def _premise(self, query: Query, evidence: str) -> PremiseVerdict:
-        """The premise check on the evidence's blocks; an absent name of a translation ("Roterdam"
-        for 로테르담) is checked again in the question as asked."""
+        """The premise check on the evidence's blocks, of the question that chose the context: as it
+        stands alone, or its translation, never a second hop's search words (they name the bridge,
+        not what the asker takes for granted). An absent name of a translation ("Roterdam" for
+        로테르담) is checked again in the question as asked."""
         blocks = evidence.split("\n\n")
-        verdict = self.premise.check(query.search, blocks)
-        if verdict.status == "absent" and query.search != query.standalone:
+        asked = query.search if query.search == query.translated else query.standalone
+        verdict = self.premise.check(asked, blocks)
+        if verdict.status == "absent" and asked != query.standalone:
             verdict = self.premise.check(query.standalone, blocks)
         return verdict
 

@@ -9,7 +9,7 @@ are told apart by script (rag/text.hangul_script).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
@@ -27,16 +27,21 @@ def script_language(text: str) -> str:
 MIN_SHARE = 0.2  # a language under this share of the documents is lacking: translate into the other
 
 
-def document_shares(chunks: Sequence[tuple[str, str]]) -> dict[str, float]:
-    """The share of the documents written in Korean and in English, from (document id, chunk
-    text) pairs; a document's language is its chunks' majority script. Counted by documents,
-    not chunks: a Korean manual is Korean however many of its chunks list English commands."""
+def document_languages(chunks: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Document id -> "Korean" or "English", from (document id, chunk text) pairs: its chunks'
+    majority script. A Korean manual is Korean however many of its chunks list English commands."""
     korean: dict[str, int] = {}
     for doc, text in chunks:
         korean[doc] = korean.get(doc, 0) + (1 if hangul_script(text) else -1)
-    if not korean:
+    return {doc: "Korean" if votes > 0 else "English" for doc, votes in korean.items()}
+
+
+def document_shares(languages: dict[str, str]) -> dict[str, float]:
+    """The share of the documents written in Korean and in English (`document_languages`):
+    counted by documents, not chunks."""
+    if not languages:
         return {}
-    share = sum(votes > 0 for votes in korean.values()) / len(korean)
+    share = sum(language == "Korean" for language in languages.values()) / len(languages)
     return {"Korean": share, "English": 1.0 - share}
 
 

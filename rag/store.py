@@ -173,17 +173,6 @@ def chunk_ids(chunks, known: Mapping[str, str] | None = None, page: int = 5000) 
     return dict(held)
 
 
-def spread_sample(chunks, parts: int = 5, size: int = 100) -> list[tuple[str, str]]:
-    """(document id, text) of up to `parts` runs of `size` chunks spread over the collection: what
-    its languages are, read without reading it all."""
-    count, sample = chunks.count(), []
-    for offset in range(0, count, max(count // parts, size))[:parts]:
-        got = chunks.get(limit=size, offset=offset, include=["documents", "metadatas"])
-        sample += [(str((meta or {}).get("doc")), text or "")
-                   for meta, text in zip(got["metadatas"], got["documents"])]
-    return sample
-
-
 def stored_vectors(chunks, ids: Sequence[str]) -> dict[str, list[float]]:
     """Chunk id -> its vector, for the ids the collection holds. While a writer replaces
     chunks, Chroma fails a batch holding one it just deleted ("Error finding id"), so such a

@@ -2,16 +2,18 @@
 `QuestionRewriter.translate`, rag/rewrite.py):
 
 - for retrieval, where the corpus lacks the question's language (`translation_target`: under a
-  fifth of its documents, by script, sampled from the store): "How much is the meal allowance?"
+  fifth of its documents, each by its chunks' script): "How much is the meal allowance?"
   over a Korean corpus is also searched as "식비 한도는 얼마입니까?";
 - beside the question in the prompt, where the corpus holds the question's language but the
   evidence shown is in the other script (an English question answered by the one Korean
   handbook): across scripts the small model echoed the prompt's example instead of reading its
   passages. Not where it was translated for retrieval: that path was measured reading the
   question as asked (docs/BENCHMARKS.md, "Questions in the other language than the corpus");
-- `across`, once a question over a corpus holding both languages found no answer: its few
-  documents in the other language (a partner's Korean notes beside English reports) are far
-  down the ranking of a question in the one, so it is searched again in the other.
+- never for `other_documents`: once a question over a corpus holding both languages found no
+  answer, its few documents in the other language (a partner's Korean notes beside English
+  reports) are searched on their own (rag/pipeline.py). The ranker's wording features are blind
+  across scripts and bury them, while e5's cosine still finds them; the 1.5B model's
+  translations missed the names those notes spell in Hangul ("하이소" for 해솔).
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.retrieval import lexical_version
-from rag.rewrite import QuestionRewriter, document_shares, script_language, translation_target
+from rag.rewrite import (QuestionRewriter, document_languages, document_shares, script_language,
+                         translation_target)
 from rag.settings import Settings
-from rag.store import Store, spread_sample
+from rag.store import Store
 
 
 @dataclass
@@ -32,7 +35,7 @@ class Translation:
     rewriter: QuestionRewriter
     store: Store
     enabled: bool = True
-    _shares: tuple[int | None, dict[str, float]] = (None, {})  # (store version, documents per language)
+    _languages: tuple[int | None, dict[str, str]] = (None, {})  # (store version, document -> language)
 
     @classmethod
     def from_settings(cls, settings: Settings, rewriter: QuestionRewriter, store: Store) -> Translation:
@@ -42,24 +45,20 @@ class Translation:
         """The question in the corpus's language where the corpus lacks the question's; else None."""
         if not self.enabled:
             return None
-        language = translation_target(question, self._languages())
+        language = translation_target(question, document_shares(self._documents()))
         return self.rewriter.translate(question, language) if language else None
 
-    def across(self, question: str) -> str | None:
-        """The question in the other language, where the corpus holds documents in it; else None."""
-        if not self.enabled:
-            return None
+    def other_documents(self, question: str) -> list[str]:
+        """The documents written in the other language than the question."""
         asked = script_language(question)
-        other = next((language for language, share in self._languages().items()
-                      if language != asked and share > 0), None)
-        return self.rewriter.translate(question, other) or None if other else None
+        return sorted(doc for doc, language in self._documents().items() if language != asked)
 
-    def _languages(self) -> dict[str, float]:
-        """The corpus's share of documents per language, read again when the store changed."""
+    def _documents(self) -> dict[str, str]:
+        """Each document's language, read again when the store changed."""
         version = lexical_version(self.store.lexical)
-        if self._shares[0] != version or version is None:
-            self._shares = (version, document_shares(spread_sample(self.store.collection)))
-        return self._shares[1]
+        if self._languages[0] != version or version is None:
+            self._languages = (version, document_languages(self.store.lexical.openings()))
+        return self._languages[1]
 
     def beside(self, question: str, translated: str | None, evidence: str) -> str | None:
         """The language to write the question in beside it in the prompt: the `evidence`'s, where

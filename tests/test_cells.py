@@ -18,7 +18,7 @@ from rag.labels import content, same
 from rag.models import build_embedding
 from rag.postprocessors import build_rerank_stage
 from rag.retrieval import hybrid_retriever
-from rag.store import Store
+from rag.store import Store, stored_nodes
 
 
 @pytest.fixture(scope="module")
@@ -387,3 +387,35 @@ def test_two_documents_whose_cells_differ_are_both_said(base_settings, tmp_path_
     # "been with us the longest": the earliest start date
     longest = answer("Who has been with the company the longest, according to the staff directory?")
     assert longest.kind == "min" and longest.facts[0].row == "E1001" and "2006-04-03" in longest.text
+
+
+def test_an_erratum_that_corrects_a_cell_is_read_into_the_table(base_settings, tmp_path_factory):
+    """An erratum (linked at ingest) saying "Pump P-2, vibration: the value should read 7.9 mm/s
+    (the report incorrectly gave 3.1 mm/s)" corrects that cell: the highest vibration is P-2's now,
+    not P-4's 5.6, cited to the erratum; a cell it does not name keeps the report's value."""
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("corrected"))
+    assert ingest([FIXTURES / "corrected"], settings, progress=False).indexed == 2
+    store, embedding = Store(settings), build_embedding(settings)
+    retriever = hybrid_retriever(settings, embedding, MockLLM())
+    reranker = build_rerank_stage(settings, store, embedding)
+    current = CurrentFirst.from_settings(settings, store)
+    lookup = CellLookup.from_settings(settings, store, current.newer)
+
+    def answer(question: str):
+        query = QueryBundle(question)
+        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
+        found = current.prefer(found, len(found), lambda missed: [])
+        return lookup.answer(question, found)
+
+    def doc(chunk_id: str) -> str:
+        return stored_nodes(store.collection, ids=[chunk_id])[0].metadata["doc"]
+
+    highest = answer("Which pump had the highest vibration?")
+    assert highest.kind == "max" and highest.facts[0].row == "P-2" and "7.9 mm/s" in highest.text, highest
+    assert doc(highest.facts[0].chunk_id) == "PR-2025-04_erratum.txt"
+    p2 = answer("What was the vibration of pump P-2?")
+    assert p2.kind == "cell" and p2.facts[0].value == "7.9"
+    assert doc(p2.facts[0].chunk_id) == "PR-2025-04_erratum.txt"
+    p4 = answer("What was the vibration of pump P-4?")
+    assert p4.kind == "cell" and p4.facts[0].value == "5.6"
+    assert doc(p4.facts[0].chunk_id) == "PR-2025-04_pump_endurance.md"

@@ -85,8 +85,9 @@ ENGLISH_Q = "In test TR-07, how many seconds after heating began did thermal run
 
 def test_no_answer_in_one_language_is_looked_for_in_the_other(mixed, base_settings, tmp_path_factory):
     """The model finds no answer in what the English question ranks first; the corpus holds Korean
-    documents, so the question is translated and asked again: the Korean report answers, and
-    the answer says it looked further. Over an English-only corpus the refusal stands, one call."""
+    documents, so the question is asked again of them (translated beside it in the prompt): the
+    Korean report answers, and the answer says it looked further. Over an English-only corpus the
+    refusal stands."""
     runaway = "Thermal runaway occurred 438 seconds after heating began [1]."
     asker = pipeline(mixed, REFUSAL, KOREAN_Q, runaway)
     answer = asker.answer(ENGLISH_Q, docs=["battery.md", "thermal-runaway-ko.md"])
@@ -107,4 +108,20 @@ def test_no_answer_in_one_language_is_looked_for_in_the_other(mixed, base_settin
     english = store(base_settings, tmp_path_factory, [FIXTURES / "battery.md", FIXTURES / "cafeteria.md"])
     alone = pipeline(english, REFUSAL)
     refused = alone.answer(ENGLISH_Q)
-    assert refused.refused_by == "model" and len(alone.llm.prompts) == 1 and not refused.widened
+    # no English document names TR-07: the premise check refuses, before any model call
+    assert refused.refused_by == "premise" and not alone.llm.prompts and not refused.widened
+
+
+def test_a_name_only_the_other_language_spells_is_looked_for_there(mostly_english):
+    """"Ulsan" is in no English document the first round keeps, so the premise check refuses it
+    without a model call; the corpus holds a Korean report, which spells it 울산: the question is
+    asked again of the Korean documents alone, the closest by e5 first, whatever the (scripted,
+    and poor) translation written beside it in the prompt says."""
+    question = "At the Ulsan test site, how many seconds after heating began did thermal runaway occur?"
+    runaway = "Thermal runaway occurred 438 seconds after heating began [1]."
+    asker = pipeline(mostly_english, "하이소 시험장 질문입니까?", runaway)
+    answer = asker.answer(question, retrieve_k=4)  # few candidates: the Korean report is not among them
+    assert answer.answerable and answer.widened[-1]["reason"] == "other language", answer.segments
+    assert answer.timings_ms["first_premise"] >= 0 and "first_generate" not in answer.timings_ms
+    assert [s.doc for s in answer.sources] == ["thermal-runaway-ko.md"] * len(answer.sources)
+    assert "thermal-runaway-ko.md" in {r.doc for r in answer.segments[0].references}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conftest import ScriptedLLM
 
-from rag.rewrite import QuestionRewriter, document_shares, first_line, translation_target
+from rag.rewrite import QuestionRewriter, document_languages, document_shares, first_line, translation_target
 
 
 def rewriter(*replies: str) -> QuestionRewriter:
@@ -19,18 +19,20 @@ def test_a_question_is_translated_only_when_the_corpus_lacks_its_language():
     manual = [("faq-ko.html", "데비안은 자유 운영 체제입니다."),
               ("faq-ko.html", "Run apt-get install foo --yes now."),
               ("faq-ko.html", "패키지는 apt 로 설치합니다.")]
-    assert document_shares(manual) == {"Korean": 1.0, "English": 0.0}
-    assert translation_target("How do I install a package?", document_shares(manual)) == "Korean"
+    assert document_languages(manual) == {"faq-ko.html": "Korean"}
+    assert document_shares(document_languages(manual)) == {"Korean": 1.0, "English": 0.0}
+    assert translation_target("How do I install a package?", document_shares(document_languages(manual))) == "Korean"
     mixed = [(f"report-{i}.md", "The sled test passed.") for i in range(3)] + [("summary-ko.txt",
                                                                                  "시험은 통과했다.")]
-    assert document_shares(mixed) == {"Korean": 0.25, "English": 0.75}
+    assert document_shares(document_languages(mixed)) == {"Korean": 0.25, "English": 0.75}
     # 1 of 4 documents is enough
-    assert translation_target("시험은 통과했나요?", document_shares(mixed)) is None
+    assert translation_target("시험은 통과했나요?", document_shares(document_languages(mixed))) is None
     english = [(f"report-{i}.md", "The sled test passed.") for i in range(9)] + [("summary-ko.txt",
                                                                                    "시험은 통과했다.")]
-    assert translation_target("시험은 통과했나요?", document_shares(english)) == "English"
-    assert translation_target("Did it pass?", document_shares(english)) is None
-    assert translation_target("Did it pass?", document_shares([])) is None
+    shares = document_shares(document_languages(english))
+    assert translation_target("시험은 통과했나요?", shares) == "English"
+    assert translation_target("Did it pass?", shares) is None
+    assert translation_target("Did it pass?", document_shares({})) is None
 
 
 def test_a_translation_in_the_wrong_script_or_an_echo_is_not_used():
