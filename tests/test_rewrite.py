@@ -21,7 +21,8 @@ def test_a_question_is_translated_only_when_the_corpus_lacks_its_language():
               ("faq-ko.html", "패키지는 apt 로 설치합니다.")]
     assert document_languages(manual) == {"faq-ko.html": "Korean"}
     assert document_shares(document_languages(manual)) == {"Korean": 1.0, "English": 0.0}
-    assert translation_target("How do I install a package?", document_shares(document_languages(manual))) == "Korean"
+    assert translation_target("How do I install a package?", document_shares(document_languages(manual))) \
+        == "Korean"
     mixed = [(f"report-{i}.md", "The sled test passed.") for i in range(3)] + [("summary-ko.txt",
                                                                                  "시험은 통과했다.")]
     assert document_shares(document_languages(mixed)) == {"Korean": 0.25, "English": 0.75}
