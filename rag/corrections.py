@@ -41,6 +41,10 @@ _STATES_OLD = re.compile(
 _CORRECTION = re.compile(
     r"\b(?:correct(?:ed)? (?:figure|value|number|total|amount|date|rate|count)|should (?:read|be|have been)"
     r"|corrected to|the correct|revised (?:figure|value))\b|정정|바로잡", re.IGNORECASE)
+# A correction as a pair of fields, read as one sentence: "Reported: 3.8 % Corrected: 1.9 %".
+_FIELD_PAIR = re.compile(r"\b(?:reported|printed|published|stated|was|old|previous|original|incorrect)"
+                         r"\s*:.*\b(?:correct|corrected|revised|amended|new|now|actual)\s*:"
+                         r"|정정 전\s*:.*정정 후\s*:", re.IGNORECASE | re.DOTALL)
 _VERBS = frozenset("is are was were be been has have had will would must should may can do does did".split())
 _NUMBER_ALONE = re.compile(r"\s*\d{1,3}[.)]\s*")
 _DIGIT = re.compile(r"\d")
@@ -66,8 +70,10 @@ def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
     '8.9'
     >>> corrected_figure("TP-3 settled 6.4 mm, within the 10 mm limit.", 6.4, "mm") is None
     True
+    >>> corrected_figure("Pump P-3 noise Reported: 74 Corrected: 79 Reason: read at 1 m", 74, "")
+    '79'
     """
-    if not (_CORRECTION.search(sentence) or _STATES_OLD.search(sentence)):
+    if not (_CORRECTION.search(sentence) or _STATES_OLD.search(sentence) or _FIELD_PAIR.search(sentence)):
         return None
     found = [(number, start) for number, their_unit, start in figures(sentence)
              if (their_unit or "").lower() == unit.lower() or not unit]
@@ -75,7 +81,8 @@ def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
         return None
     others = [(number, start) for number, start in found if value(number) != old]
     if len(others) > 1:  # "should read 8.9 mm, within the 10 mm limit": the one after the correction
-        cues = [m.end() for m in (*_CORRECTION.finditer(sentence), *_NEW_SIDE.finditer(sentence))]
+        cues = [m.end() for m in _CORRECTION.finditer(sentence)] + [  # a new side's field: "Corrected:"
+            m.end() for m in _NEW_SIDE.finditer(sentence) if sentence[m.end():].lstrip().startswith(":")]
         others = [(number, start) for number, start in others if any(0 <= start - end <= 12 for end in cues)]
     return others[0][0] if len(others) == 1 else None
 

@@ -103,16 +103,17 @@ class RagPipeline:
         documents whose header fields equal `where`'s values. With the chat's earlier
         (question, answer) turns in `history`, the question is first rewritten to stand alone.
         `threshold`, `retrieve_k` and `keep_k` override the references' support threshold, the chunks
-        retrieved and the chunks kept after reranking, for this answer. An answer not found in a
-        corpus holding both languages is looked for again in the documents of the other language
-        (rag/translation.py `other_documents`): one more round, said in the widening steps."""
+        retrieved and the chunks kept after reranking, for this answer. A question refused for a
+        name, date or figure its evidence lacks, in a corpus holding both languages, is asked again
+        of the documents of the other language (rag/translation.py `other_documents`): one more
+        round, said in the widening steps."""
         args = (question, on_token, docs, where, history, threshold, retrieve_k, keep_k)
         started = time.perf_counter()
         first, absent = self._answer(*args)
-        # Found nothing: the model declined, no sentence was backed, or the evidence lacks a name,
-        # date or figure the question gives (the other language may spell it: 5월 21일 for 21 May).
-        looked = first.refused_by in ("model", "references") or (first.refused_by == "premise" and absent)
-        if not looked or first.translated_question or time.perf_counter() - started >= self.widening.time_s:
+        # The evidence lacks a name, date or figure the question gives: the other language may
+        # spell it (5월 21일 for 21 May). Not after the model's refusal: read across scripts, the
+        # other language's nearest passages got the small model answering unanswerable questions.
+        if not absent or first.translated_question or time.perf_counter() - started >= self.widening.time_s:
             return first  # the widening's time cap holds
         clock = time.perf_counter()
         others = [doc for doc in self.translation.other_documents(first.standalone_question or question)

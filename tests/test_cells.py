@@ -392,7 +392,8 @@ def test_two_documents_whose_cells_differ_are_both_said(base_settings, tmp_path_
 def test_an_erratum_that_corrects_a_cell_is_read_into_the_table(base_settings, tmp_path_factory):
     """An erratum (linked at ingest) saying "Pump P-2, vibration: the value should read 7.9 mm/s
     (the report incorrectly gave 3.1 mm/s)" corrects that cell: the highest vibration is P-2's now,
-    not P-4's 5.6, cited to the erratum; a cell it does not name keeps the report's value."""
+    not P-4's 5.6, cited to the erratum; a cell it does not name keeps the report's value. So does
+    a correction written as fields ("Reported: 74 dB" / "Corrected: 79 dB")."""
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("corrected"))
     assert ingest([FIXTURES / "corrected"], settings, progress=False).indexed == 2
     store, embedding = Store(settings), build_embedding(settings)
@@ -419,3 +420,5 @@ def test_an_erratum_that_corrects_a_cell_is_read_into_the_table(base_settings, t
     p4 = answer("What was the vibration of pump P-4?")
     assert p4.kind == "cell" and p4.facts[0].value == "5.6"
     assert doc(p4.facts[0].chunk_id) == "PR-2025-04_pump_endurance.md"
+    noise = answer("Which pump had the highest noise?")
+    assert noise.kind == "max" and noise.facts[0].row == "P-3" and noise.facts[0].value == "79", noise

@@ -83,32 +83,17 @@ REFUSAL = "I cannot answer this from the documents."
 ENGLISH_Q = "In test TR-07, how many seconds after heating began did thermal runaway occur?"
 
 
-def test_no_answer_in_one_language_is_looked_for_in_the_other(mixed, base_settings, tmp_path_factory):
-    """The model finds no answer in what the English question ranks first; the corpus holds Korean
-    documents, so the question is asked again of them (translated beside it in the prompt): the
-    Korean report answers, and the answer says it looked further. Over an English-only corpus the
-    refusal stands."""
-    runaway = "Thermal runaway occurred 438 seconds after heating began [1]."
-    asker = pipeline(mixed, REFUSAL, KOREAN_Q, runaway)
-    answer = asker.answer(ENGLISH_Q, docs=["battery.md", "thermal-runaway-ko.md"])
-    assert len(asker.llm.prompts) == 3 and answer.translated_question == KOREAN_Q
-    assert answer.answerable and answer.widened[-1]["reason"] == "other language", answer.segments
-    assert not errors("answer.schema.json", answer.to_dict())  # docs/FORMATS.md's schema knows the reason
-    assert "thermal-runaway-ko.md" in {r.doc for r in answer.segments[0].references}
-    both = ["battery.md", "thermal-runaway-ko.md"]
-    # the widening's time cap spent, no other round starts
-    capped = mixed.model_copy(update={"context": mixed.context.model_copy(update={"widen_time_s": 1e-6})})
-    hurried = pipeline(capped, REFUSAL)
-    assert hurried.answer(ENGLISH_Q, docs=both).refused_by == "model" and len(hurried.llm.prompts) == 1
-    # a second answer from the English report is no answer found in Korean: the refusal stands
-    nail = "A steel nail of 3 mm diameter was driven through cell 14 of the Orion battery pack [1]."
-    again = pipeline(mixed, REFUSAL, "배터리 팩 시험에서 무엇을 했나요?", nail).answer(
-        "What was done to the battery pack in the test?", docs=both)
-    assert again.refused_by == "model" and not again.widened, again.segments
+def test_a_refusal_by_the_model_is_not_asked_of_the_other_language(mixed, base_settings, tmp_path_factory):
+    """The model finds no answer in what the English question ranks first: the refusal stands,
+    one call, though the corpus holds Korean documents (the small model, answering from the other
+    language's nearest passages, answered questions the documents cannot answer). Over an
+    English-only corpus the question naming a test no document names is refused before any call."""
+    asker = pipeline(mixed, REFUSAL, "unused")
+    refused = asker.answer(ENGLISH_Q, docs=["battery.md", "thermal-runaway-ko.md"])
+    assert refused.refused_by == "model" and len(asker.llm.prompts) == 1 and not refused.widened
     english = store(base_settings, tmp_path_factory, [FIXTURES / "battery.md", FIXTURES / "cafeteria.md"])
     alone = pipeline(english, REFUSAL)
     refused = alone.answer(ENGLISH_Q)
-    # no English document names TR-07: the premise check refuses, before any model call
     assert refused.refused_by == "premise" and not alone.llm.prompts and not refused.widened
 
 
@@ -125,3 +110,9 @@ def test_a_name_only_the_other_language_spells_is_looked_for_there(mostly_englis
     assert answer.timings_ms["first_premise"] >= 0 and "first_generate" not in answer.timings_ms
     assert [s.doc for s in answer.sources] == ["thermal-runaway-ko.md"] * len(answer.sources)
     assert "thermal-runaway-ko.md" in {r.doc for r in answer.segments[0].references}
+    assert not errors("answer.schema.json", answer.to_dict())  # docs/FORMATS.md's schema knows the reason
+    # the widening's time cap spent, no other round starts
+    capped = mostly_english.model_copy(update={"context": mostly_english.context.model_copy(
+        update={"widen_time_s": 1e-6})})
+    hurried = pipeline(capped, "unused").answer(question, retrieve_k=4)
+    assert hurried.refused_by == "premise" and not hurried.widened
