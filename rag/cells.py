@@ -27,7 +27,7 @@ from rag.labels import STOP, content, is_code, is_place, meets, same, words
 from rag.lexical import LexicalIndex
 from rag.table_question import CellAnswer, TableQuestion, dated
 from rag.text import hangul_script, split_sentences
-from rag.units import named_units, value
+from rag.units import CURRENCIES, named_units, value
 
 _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)
               for spellings in ("highest,largest,biggest,greatest,most,maximum,longest,heaviest,fastest,"
@@ -221,11 +221,14 @@ class CellLookup:
         for node in nodes:
             meta.setdefault(str(node.metadata.get("doc", "")), node.metadata)
         grouped: dict[tuple[str, str], list[Fact]] = {}
+        currency: dict[str, str] = {}
         for fact in self.index.facts(list(meta)):
             grouped.setdefault((fact.doc, fact.table), []).append(fact)
-        return [FactTable.of(doc, key, facts, [str(v) for k, v in meta[doc].items()
-                                            if k not in _LOCATION and isinstance(v, str)],
-                          bool(top & {f.chunk_id for f in facts}))
+            if words(fact.row) == ("currency",) and fact.value.strip().upper() in CURRENCIES:
+                currency[fact.doc] = fact.value.strip().upper()
+        return [replace(FactTable.of(doc, key, facts, [str(v) for k, v in meta[doc].items()
+                                                    if k not in _LOCATION and isinstance(v, str)],
+                                     bool(top & {f.chunk_id for f in facts})), currency=currency.get(doc, ""))
                 for (doc, key), facts in grouped.items()]
 
 
@@ -286,17 +289,20 @@ def _rules_out(subject: frozenset[str] | set[str], codes: Sequence[str]) -> bool
 
 def _named_ahead(facts: Sequence[Fact], candidates: Sequence[NodeWithScore]) -> bool:
     """Whether a chunk of another document ranked above every chunk of the cells' documents (two
-    that agree are one answer) names the first cell's row and column (its text may hold a table the
-    facts could not read, or prose about that row's value; a report naming the piling rig is no
-    word on its replacement value)."""
+    that agree are one answer) names the first cell's row and column in a sentence or table row
+    with a figure or date (a table the facts could not read, or prose about that row's value; a
+    report naming the piling rig is no word on its replacement value, nor "Lighting commissioning
+    is not affected" on its date)."""
     fact, docs, chunks = facts[0], {f.doc for f in facts}, {f.chunk_id for f in facts}
     needed = [*content(fact.row), *(content(fact.column) if fact.column else ())]
     for node in (c.node for c in candidates):
         if node.metadata.get("doc") in docs or node.node_id in chunks:  # a correction's chunk is the cell's
             return False
-        said = words(node.get_content(metadata_mode=MetadataMode.NONE))
-        if all(any(same(w, q) for q in said) for w in needed):
-            return True
+        for line in node.get_content(metadata_mode=MetadataMode.NONE).splitlines():
+            for sentence in split_sentences(line):  # one with a figure or date: "stays as agreed" gives none
+                said = words(sentence)
+                if any(is_code(w) for w in said) and all(any(same(w, q) for q in said) for w in needed):
+                    return True
     return False
 
 

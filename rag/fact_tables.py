@@ -30,6 +30,7 @@ class FactTable:
     subject_words: frozenset[str]
     name_words: frozenset[str]  # of the document's name alone
     top: bool  # one of the best-ranked candidate chunks holds part of it
+    currency: str = ""  # the document's own currency field ("currency": "GBP" atop a JSON rate card)
 
     @classmethod
     def of(cls, doc: str, key: str, facts: list[Fact], fields: Sequence[str], top: bool) -> FactTable:

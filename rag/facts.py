@@ -25,7 +25,7 @@ from llama_index.core.schema import BaseNode, MetadataMode
 from rag.text import markdown_tables
 from rag.units import CURRENCIES, SCALES, amounts, figures, value
 
-FACTS_VERSION = 3  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
+FACTS_VERSION = 4  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
 
 FACTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -88,7 +88,9 @@ def label_unit(label: str) -> str:
     """The unit a row label or column header names for its figures, as it names it: its words in
     brackets ("(mm)", "(EUR thousand)") or its last words ("speed_kmh", "fee_eur_k", "Force kN");
     "" when none ("status_12m" holds a figure, not a unit)."""
-    parts = [(part, True) for part in _PARENTHESIS.findall(label)] + [(_PARENTHESIS.sub(" ", label), False)]
+    # a bracket's words after a comma qualify its unit: "(GBP, excl. VAT)"
+    parts = [(part.split(",")[0], True) for part in _PARENTHESIS.findall(label)] + [
+        (_PARENTHESIS.sub(" ", label), False)]
     for part, bracketed in parts:
         words = [w for w in re.split(r"[\s_]+", part.strip()) if w]
         money = any(w.lower() in _MONEY for w in words)

@@ -66,6 +66,8 @@ def _units(column: str) -> set[str]:
 # 24600), or what they are per ("Unit": day beside "Rate": 385)
 _CURRENCY_COLUMN = frozenset("currency 통화".split())
 _UNIT_COLUMN = frozenset("unit units uom 단위".split())
+_MONEY_COLUMN = frozenset("rate rates price prices cost costs fee fees charge charges amount tariff "
+                          "요금 가격 단가 금액 비용".split())
 
 
 def _row_text(table: FactTable, fact: Fact) -> str:
@@ -84,10 +86,14 @@ def _shown(fact: Fact, table: FactTable | None = None) -> str:
     given = [(f.value.strip(), bool(set(words(f.column)) & _CURRENCY_COLUMN)) for f in table.facts
              if f.row == fact.row and len(f.value.split()) == 1
              and set(words(f.column)) & (_CURRENCY_COLUMN | _UNIT_COLUMN)]
+    # the document's currency, for a price of a row that names none ("rate": 385.0 in a GBP rate card)
+    money = table.currency if set(words(fact.column)) & _MONEY_COLUMN else ""
     if len(given) != 1:
-        return fact.value
+        return f"{fact.value} {money}".strip()
     unit, currency = given[0]
-    return f"{fact.value} {unit}" if currency or unit.upper() in CURRENCIES else f"{fact.value} per {unit}"
+    if currency or unit.upper() in CURRENCIES:
+        return f"{fact.value} {unit}"
+    return f"{fact.value} {money} per {unit}" if money else f"{fact.value} per {unit}"
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@
   passages. Not where it was translated for retrieval: that path was measured reading the
   question as asked (docs/BENCHMARKS.md, "Questions in the other language than the corpus");
 - never for `other_documents`: once a question over a corpus holding both languages was refused
-  for a name, date or figure its evidence lacks, its few documents in the other language (a partner's Korean notes beside English
-  reports) are searched on their own (rag/pipeline.py). The ranker's wording features are blind
-  across scripts and bury them, while e5's cosine still finds them; the 1.5B model's
-  translations missed the names those notes spell in Hangul ("하이소" for 해솔).
+  for a name, date or figure its evidence lacks, its few documents in the other language (a
+  partner's Korean notes beside English reports) are searched on their own (rag/pipeline.py).
+  The ranker's wording features are blind across scripts and bury them, while e5's cosine still
+  finds them; the 1.5B model's translations missed the names those notes spell in Hangul
+  ("하이소" for 해솔).
 """
 
 from __future__ import annotations

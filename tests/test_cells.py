@@ -13,7 +13,7 @@ from llama_index.core.schema import QueryBundle
 from ingestion.pipeline import ingest
 from rag.cells import CellLookup
 from rag.currency import CurrentFirst
-from rag.facts import Fact
+from rag.facts import Fact, label_unit
 from rag.labels import content, same
 from rag.models import build_embedding
 from rag.postprocessors import build_rerank_stage
@@ -327,21 +327,33 @@ def test_a_register_row_is_named_by_its_description_and_a_first_by_its_date(tabl
     assert first.kind == "min" and first.facts[0].row == "WLD-007" and "2021-04-26" in first.text
 
 
-def test_a_postponing_memo_restates_the_meetings_cells(base_settings, tmp_path_factory):
-    """A memo that postpones dates agreed at a meeting (linked at ingest, rag/currency.py) gives
-    the date now in force, from its "Revised date" column beside "Previous date"; a row it does not
-    name keeps the meeting's date."""
-    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("postponed"))
-    assert ingest([FIXTURES / "postponed"], settings, progress=False).indexed == 2
+def lookup_over(base_settings, tmp_path_factory, folder: str, documents: int):
+    """A cell lookup over a fresh store of the fixture folder, asked as the pipeline asks it: the
+    reranked candidates, a newer version or erratum first. Returns (answer(question), store)."""
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp(folder))
+    assert ingest([FIXTURES / folder], settings, progress=False).indexed == documents
     store, embedding = Store(settings), build_embedding(settings)
     retriever = hybrid_retriever(settings, embedding, MockLLM())
     reranker = build_rerank_stage(settings, store, embedding)
-    lookup = CellLookup.from_settings(settings, store, CurrentFirst.from_settings(settings, store).newer)
+    current = CurrentFirst.from_settings(settings, store)
+    lookup = CellLookup.from_settings(settings, store, current.newer)
 
     def answer(question: str):
         query = QueryBundle(question)
         found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
-        return lookup.answer(question, found)
+        before = {node.node.node_id: i for i, node in enumerate(found)}
+        ranked = current.prefer(found, len(found), lambda missed: [])
+        lifted = frozenset(node.node.node_id for i, node in enumerate(ranked) if before[node.node.node_id] > i)
+        return lookup.answer(question, ranked, lifted)
+
+    return answer, store
+
+
+def test_a_postponing_memo_restates_the_meetings_cells(base_settings, tmp_path_factory):
+    """A memo that postpones dates agreed at a meeting (linked at ingest, rag/currency.py) gives
+    the date now in force, from its "Revised date" column beside "Previous date"; a row it does not
+    name keeps the meeting's date."""
+    answer, _ = lookup_over(base_settings, tmp_path_factory, "postponed", 2)
 
     lift = answer("When is the main span deck lift?")
     assert lift.kind == "cell" and "8 June 2024" in lift.text
@@ -367,17 +379,7 @@ def test_two_documents_whose_cells_differ_are_both_said(base_settings, tmp_path_
     """A staff directory and the intranet give one person two extensions, neither newer: both
     cells are said, each of its document; where they agree, the one value. Tenure is read from
     the start dates."""
-    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("disagree"))
-    assert ingest([FIXTURES / "disagree"], settings, progress=False).indexed == 2
-    store, embedding = Store(settings), build_embedding(settings)
-    retriever = hybrid_retriever(settings, embedding, MockLLM())
-    reranker = build_rerank_stage(settings, store, embedding)
-    lookup = CellLookup.from_settings(settings, store)
-
-    def answer(question: str):
-        query = QueryBundle(question)
-        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
-        return lookup.answer(question, found)
+    answer, _ = lookup_over(base_settings, tmp_path_factory, "disagree", 2)
 
     owen = answer("What is Owen Tranter's extension?")
     assert owen.kind == "conflict" and "2214" in owen.text and "2241" in owen.text
@@ -394,19 +396,7 @@ def test_an_erratum_that_corrects_a_cell_is_read_into_the_table(base_settings, t
     (the report incorrectly gave 3.1 mm/s)" corrects that cell: the highest vibration is P-2's now,
     not P-4's 5.6, cited to the erratum; a cell it does not name keeps the report's value. So does
     a correction written as fields ("Reported: 74 dB" / "Corrected: 79 dB")."""
-    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("corrected"))
-    assert ingest([FIXTURES / "corrected"], settings, progress=False).indexed == 2
-    store, embedding = Store(settings), build_embedding(settings)
-    retriever = hybrid_retriever(settings, embedding, MockLLM())
-    reranker = build_rerank_stage(settings, store, embedding)
-    current = CurrentFirst.from_settings(settings, store)
-    lookup = CellLookup.from_settings(settings, store, current.newer)
-
-    def answer(question: str):
-        query = QueryBundle(question)
-        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
-        found = current.prefer(found, len(found), lambda missed: [])
-        return lookup.answer(question, found)
+    answer, store = lookup_over(base_settings, tmp_path_factory, "corrected", 2)
 
     def doc(chunk_id: str) -> str:
         return stored_nodes(store.collection, ids=[chunk_id])[0].metadata["doc"]
@@ -422,3 +412,14 @@ def test_an_erratum_that_corrects_a_cell_is_read_into_the_table(base_settings, t
     assert doc(p4.facts[0].chunk_id) == "PR-2025-04_pump_endurance.md"
     noise = answer("Which pump had the highest noise?")
     assert noise.kind == "max" and noise.facts[0].row == "P-3" and noise.facts[0].value == "79", noise
+
+
+def test_a_price_takes_the_documents_currency_field_or_its_headers_bracket(base_settings, tmp_path_factory):
+    """A JSON rate card's rows name no currency, its "currency" field does: the rate is said with
+    it and per its row's unit; a column "Staff price (EUR, incl. VAT)" is in EUR."""
+    assert label_unit("Internal rate (GBP, excl. VAT)") == "GBP" and label_unit("Settlement at WL (mm)") == "mm"
+    answer, _ = lookup_over(base_settings, tmp_path_factory, "rates", 2)
+    dumper = answer("What is the hire rate of the 5 t site dumper?")
+    assert dumper.kind == "cell" and "120.0 EUR per day" in dumper.text, dumper
+    meal = answer("How much does a hot meal cost staff in the canteen?")
+    assert meal.kind == "cell" and "6.50 EUR" in meal.text, meal
