@@ -270,9 +270,11 @@ class RagPipeline:
                 blocks = evidence.text.split("\n\n")
                 lap("premise")
                 # Evidence in the other script may spell a name otherwise ("Article 1", 제1조): there
-                # an absence is no evidence; a contradiction is.
+                # an absence is no evidence; a contradiction is. In the other language's own round a
+                # figure or code absent is: it reads alike in both ("13 hours", 13시간).
                 across = any(script_language(b) != script_language(query.search) for b in blocks)
-                if not verdict.holds and not (across and verdict.status == "absent"):
+                if not verdict.holds and not (across and verdict.status == "absent"
+                                              and not (lead and verdict.spelled_alike)):
                     return answered(verdict.message or self.drafter.refusal(language),
                                     Source.listed(evidence.nodes), "premise"), verdict.status == "absent"
             room_to_widen = len(ranked) > len(nodes) or tokens < self.budget(room, widest=True)

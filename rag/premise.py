@@ -36,6 +36,12 @@ class PremiseVerdict:
     status: str  # "stated" | "contradicted" | "absent"
     message: str = ""  # the correction, or what the documents do not mention, in the question's language
     evidence: str = ""  # the evidence sentence a contradiction rests on
+    entity: str = ""  # what the documents do not mention
+
+    @property
+    def spelled_alike(self) -> bool:
+        """Whether the absent thing reads the same in every script: a code, figure or year."""
+        return any(ch.isdigit() for ch in self.entity)
 
 
 STATED = PremiseVerdict(True, "stated")
@@ -275,9 +281,9 @@ class PremiseCheck:
 
     @staticmethod
     def _absent(entity: str, language: str) -> PremiseVerdict:
-        if language == "ko":
-            return PremiseVerdict(False, "absent", f"문서에는 {entity}에 대한 내용이 없습니다.")
-        return PremiseVerdict(False, "absent", f"The documents say nothing about {entity}.")
+        message = (f"문서에는 {entity}에 대한 내용이 없습니다." if language == "ko"
+                   else f"The documents say nothing about {entity}.")
+        return PremiseVerdict(False, "absent", message, entity=entity)
 
 
 def _swapped(name: str, column: str, value: str, given: str, language: str) -> PremiseVerdict:

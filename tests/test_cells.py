@@ -343,7 +343,7 @@ def lookup_over(base_settings, tmp_path_factory, folder: str, documents: int):
         found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
         before = {node.node.node_id: i for i, node in enumerate(found)}
         ranked = current.prefer(found, len(found), lambda missed: [])
-        lifted = frozenset(node.node.node_id for i, node in enumerate(ranked) if before[node.node.node_id] > i)
+        lifted = frozenset(n.node.node_id for i, n in enumerate(ranked) if before[n.node.node_id] > i)
         return lookup.answer(question, ranked, lifted)
 
     return answer, store
@@ -414,10 +414,10 @@ def test_an_erratum_that_corrects_a_cell_is_read_into_the_table(base_settings, t
     assert noise.kind == "max" and noise.facts[0].row == "P-3" and noise.facts[0].value == "79", noise
 
 
-def test_a_price_takes_the_documents_currency_field_or_its_headers_bracket(base_settings, tmp_path_factory):
+def test_a_price_takes_its_documents_currency_field_or_its_headers_bracket(base_settings, tmp_path_factory):
     """A JSON rate card's rows name no currency, its "currency" field does: the rate is said with
     it and per its row's unit; a column "Staff price (EUR, incl. VAT)" is in EUR."""
-    assert label_unit("Internal rate (GBP, excl. VAT)") == "GBP" and label_unit("Settlement at WL (mm)") == "mm"
+    assert label_unit("Internal rate (GBP, excl. VAT)") == "GBP" and label_unit("Settlement (mm)") == "mm"
     answer, _ = lookup_over(base_settings, tmp_path_factory, "rates", 2)
     dumper = answer("What is the hire rate of the 5 t site dumper?")
     assert dumper.kind == "cell" and "120.0 EUR per day" in dumper.text, dumper

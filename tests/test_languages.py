@@ -111,6 +111,12 @@ def test_a_name_only_the_other_language_spells_is_looked_for_there(mostly_englis
     assert [s.doc for s in answer.sources] == ["thermal-runaway-ko.md"] * len(answer.sources)
     assert "thermal-runaway-ko.md" in {r.doc for r in answer.segments[0].references}
     assert not errors("answer.schema.json", answer.to_dict())  # docs/FORMATS.md's schema knows the reason
+    # a figure reads alike in both languages: absent from the Korean report too, it is refused
+    asker = pipeline(mostly_english, "unused", "unused")
+    false = asker.answer(
+        "Why did the Orion pack's nail penetration test at the Ulsan site run for 512 seconds?", retrieve_k=4)
+    assert false.refused_by == "premise" and "512" in false.answer and not false.widened
+    assert not asker.llm.prompts
     # the widening's time cap spent, no other round starts
     capped = mostly_english.model_copy(update={"context": mostly_english.context.model_copy(
         update={"widen_time_s": 1e-6})})
