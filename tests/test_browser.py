@@ -137,6 +137,23 @@ def ask(page, question: str) -> list[str]:
     raise AssertionError(f"no final answer within {WAIT_MS / 1000:.0f} s; saw {seen[-3:]}")
 
 
+def open_filters(page) -> None:
+    """Open the Filters accordion; a click while the page is still wiring its events can be lost,
+    so it is clicked again until the filter box shows (a few tries)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = page.get_by_placeholder("FIELD=VALUE; FIELD=VALUE")
+    for _ in range(5):
+        if box.is_visible():
+            return
+        page.get_by_text("Filters", exact=True).click()
+        try:
+            box.wait_for(state="visible", timeout=5000)
+        except PlaywrightTimeout:
+            continue
+    assert box.is_visible(), "the Filters accordion did not open"
+
+
 def sources(page) -> str:
     return page.locator("#sources").inner_text()
 
@@ -163,8 +180,7 @@ def test_unanswerable_question_is_refused(page, server):
 
 def test_filters_set_and_unset(page):
     filters = page.get_by_placeholder("FIELD=VALUE; FIELD=VALUE")
-    if not filters.is_visible():
-        page.get_by_text("Filters", exact=True).click()
+    open_filters(page)
     filters.fill("Title=Atlantis")
     texts = ask(page, BATTERY_Q)
     shot(page, "03-filter-set")
@@ -190,8 +206,7 @@ def test_upload_is_listed_and_answerable(page, server, tmp_path):
 
     page.reload()  # a page loaded after the upload lists the new document
     page.locator("#question textarea").wait_for()
-    if not page.get_by_placeholder("FIELD=VALUE; FIELD=VALUE").is_visible():
-        page.get_by_text("Filters", exact=True).click()
+    open_filters(page)
     page.get_by_label("Only these documents").click()
     page.get_by_role("option", name="wind-tunnel.md").wait_for()
     shot(page, "06-listed")
@@ -258,8 +273,7 @@ def test_a_chip_shows_the_evidence_and_the_cited_page(page):
 
 def _set_threshold(page, value: float) -> None:
     number = page.locator("#threshold input[type=number]")
-    if not number.is_visible():
-        page.get_by_text("Filters", exact=True).click()
+    open_filters(page)
     number.fill(str(value))
     number.press("Enter")
 
