@@ -25,9 +25,9 @@ from rag.hop_question import asked
 from rag.facts import Fact
 from rag.labels import STOP, content, is_code, is_place, meets, same, words
 from rag.lexical import LexicalIndex
-from rag.table_question import CellAnswer, TableQuestion, dated
+from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
 from rag.text import hangul_script, split_sentences
-from rag.units import CURRENCIES, named_units, value
+from rag.units import named_units, value
 
 _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)
               for spellings in ("highest,largest,biggest,greatest,most,maximum,longest,heaviest,fastest,"
@@ -189,8 +189,7 @@ class CellLookup:
             # impurities RSD / Reported: 3.8 % / Corrected: 1.9 %")
             paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip().count("\n")]
             said.setdefault(str(node.metadata.get("doc", "")), []).extend(
-                (sentence, set(words(sentence)), node) for sentence in
-                [*(s for line in text.splitlines() for s in split_sentences(line)), *paragraphs]
+                (sentence, set(words(sentence)), node) for sentence in [*_line_sentences(text), *paragraphs]
                 if any(ch.isdigit() for ch in sentence))
         kept, restated = [], set()
         for table in tables:
@@ -224,12 +223,17 @@ class CellLookup:
         currency: dict[str, str] = {}
         for fact in self.index.facts(list(meta)):
             grouped.setdefault((fact.doc, fact.table), []).append(fact)
-            if words(fact.row) == ("currency",) and fact.value.strip().upper() in CURRENCIES:
-                currency[fact.doc] = fact.value.strip().upper()
+            if code := currency_field(fact):
+                currency[fact.doc] = code
         return [replace(FactTable.of(doc, key, facts, [str(v) for k, v in meta[doc].items()
                                                     if k not in _LOCATION and isinstance(v, str)],
                                      bool(top & {f.chunk_id for f in facts})), currency=currency.get(doc, ""))
                 for (doc, key), facts in grouped.items()]
+
+
+def _line_sentences(text: str) -> list[str]:
+    """The sentences of each line: a table row or a field is one, never joined to the next line."""
+    return [sentence for line in text.splitlines() for sentence in split_sentences(line)]
 
 
 def _corrected(row: Sequence[Fact], restating: Sequence[tuple[str, BaseNode]]) -> dict[str, Fact]:
@@ -298,11 +302,10 @@ def _named_ahead(facts: Sequence[Fact], candidates: Sequence[NodeWithScore]) -> 
     for node in (c.node for c in candidates):
         if node.metadata.get("doc") in docs or node.node_id in chunks:  # a correction's chunk is the cell's
             return False
-        for line in node.get_content(metadata_mode=MetadataMode.NONE).splitlines():
-            for sentence in split_sentences(line):  # one with a figure or date: "stays as agreed" gives none
-                said = words(sentence)
-                if any(is_code(w) for w in said) and all(any(same(w, q) for q in said) for w in needed):
-                    return True
+        for sentence in _line_sentences(node.get_content(metadata_mode=MetadataMode.NONE)):
+            said = words(sentence)  # one with a figure or date: "stays as agreed" gives none
+            if any(is_code(w) for w in said) and all(any(same(w, q) for q in said) for w in needed):
+                return True
     return False
 
 

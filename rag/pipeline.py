@@ -115,12 +115,11 @@ class RagPipeline:
         # other language's nearest passages got the small model answering unanswerable questions.
         if not absent or first.translated_question or time.perf_counter() - started >= self.widening.time_s:
             return first  # the widening's time cap holds
-        clock = time.perf_counter()
-        others = [doc for doc in self.translation.other_documents(first.standalone_question or question)
-                  if not docs or doc in docs]
+        clock, standalone = time.perf_counter(), first.standalone_question or question
+        others = [doc for doc in self.translation.other_documents(standalone) if not docs or doc in docs]
         widest = self.widening.size(keep_k or self.reranker.top_n, self.widening.steps)
         lead = others and dense_retriever(self.settings, self.embedding, widest, metadata_filters(
-            others, where)).retrieve(first.standalone_question or question)
+            others, where)).retrieve(standalone)
         searching = round((time.perf_counter() - clock) * 1000, 1)
         if not lead:
             return first

@@ -70,6 +70,13 @@ _MONEY_COLUMN = frozenset("rate rates price prices cost costs fee fees charge ch
                           "요금 가격 단가 금액 비용".split())
 
 
+def currency_field(fact: Fact) -> str:
+    """The currency code a document's own currency field gives ("currency": "GBP" atop a JSON
+    rate card), else ""."""
+    code, named_ = fact.value.strip().upper(), set(words(fact.row))
+    return code if named_ and named_ <= _CURRENCY_COLUMN and code in CURRENCIES else ""
+
+
 def _row_text(table: FactTable, fact: Fact) -> str:
     """The row's label as a sentence says it: "layer 2", not "2"."""
     row = label_text(fact.row)
