@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from rag.text import MARKER
+
 # A number (thousands separators and a decimal point or comma allowed), then an optional unit:
 # letters, %, ° or Hangul written right after it or after one space.
 _FIGURE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:[.,](\d+))?(?:\s?(%|°\s?c|[a-zµ/²³]+|[가-힣]+))?")
@@ -148,7 +150,9 @@ def states_answer(answer: str, reference: str) -> bool:
     """Whether `answer` states the key value of the gold `reference` (module docstring). A gold
     answer that starts with yes or no is met by the same yes or no (said, or without one, by
     negating or not), or, when the answer says neither, by the key value of the rest ("out of
-    scope in 2024"); "Yes, it is part of the 2024 programme" holds "2024" but is wrong."""
+    scope in 2024"); "Yes, it is part of the 2024 programme" holds "2024" but is wrong. Citation
+    marks are no figures: "Three results need follow-up [1, 3]" does not state 1."""
+    answer = MARKER.sub("", answer)
     reference = _NOTE.sub("", reference).strip() or reference
     wanted_polarity = polarity(reference)
     if wanted_polarity is not None:

@@ -44,7 +44,9 @@ class CachedScorer:
         self.kind = scorer.kind  # it scores as the scorer it wraps
         self.cache: dict[tuple[str, str], float] = {}
 
-    def __call__(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def __call__(self, pairs: Sequence[tuple[str, str]], asked: str = "") -> list[float]:
+        """Scores of the pairs; the reference gold's sentences come without a question (`asked`
+        is always empty here), so any scorer, the bare bi-encoder included, can be wrapped."""
         missing = list(dict.fromkeys(p for p in pairs if p not in self.cache))
         self.cache.update(zip(missing, self.scorer(missing)))
         return [self.cache[p] for p in pairs]

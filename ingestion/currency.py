@@ -51,6 +51,9 @@ _CODE_PREFIX = re.compile(r"(?:^|[^A-Za-z])[A-Z]{1,5}-$")
 # code names the document.
 _NAMED_CODE = re.compile(r"^.{0,40}?\b[A-Z]{1,6}-\d[\w-]*")
 _EFFECTIVE = re.compile(r"effective|valid|in force|as of|applies from|시행|적용|발효|기준일", re.IGNORECASE)
+# An erratum's header field naming the corrected document, up to the next field ("Erratum no.: ").
+_ERRATUM_OF = re.compile(r"(?:^|\s)(?i:report|document|publication)\s*:\s*(.+?)\s*"
+                         r"(?=\b[A-Z][\w-]*(?:\s[\w-]+){0,2}\.?:\s|$)")
 _TITLE_WORDS = 12  # a longer line is a sentence, not a title or a field
 # Group 1 is what the document names; a Korean object comes before its verb.
 _LINKS = {
@@ -65,7 +68,8 @@ _LINKS = {
                  r"\b(?:corrects|amends|postpones|defers)\s+(.+?)(?=\.(?!\d)|[;,)\n]|$)",
                  # A change against an earlier document: "planned in the kick-off meeting, is postponed",
                  # "Following the leadership meeting of 14 January, some dates have had to change".
-                 r"^(?=.*\b(?:postponed|deferred|moved|revised|rescheduled|updated|changed?)\b).*?"
+                 r"^(?=.*\b(?:postpone[sd]?|defer(?:s|red)?|move[sd]?|revise[sd]?|reschedule[sd]?|update[sd]?|"
+                 r"changed?|changes)\b).*?"
                  # "agreed at Progress Meeting No. 7 on 12 March 2024 are postponed": a numbered meeting
                  r"\b(?:in|from|of|at|by|following|after)\s+"
                  r"((?:the\s+)?(?:[\w-]+\s+){0,3}?(?:meeting|notes?|memo|minutes|guidance|policy|report|plan|letter)"
@@ -108,8 +112,17 @@ def currency_of(doc_id: str, blocks: Sequence[Block], fields: Mapping[str, objec
             sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z가-힣])", line)
             names = [n for s in sentences for n in _named(s, (*_LINKS[key], *cfg.patterns.get(key, [])))]
             put(key, tuple(dict.fromkeys(names)), f"first page line {number}")
+    if not found.get("corrects") and "erratum" in (found.get("status"), lines and _status(lines[0])):
+        # an erratum names what it corrects in a header field: "Report: TR-2024-07 "Adhesion ..."
+        # (issue 1, 19 July 2024)"; read only in an erratum, where no other field says so
+        for number, line in enumerate(lines, 1):
+            named = tuple(m.group(1) for m in _ERRATUM_OF.finditer(line))
+            put("corrects", named, f"first page line {number}")
     for number, line in sorted(enumerate(lines, 1), key=lambda pair: not _EFFECTIVE.search(pair[1])):
-        dated = _date(_unlinked(line, cfg))  # a date in a link's name is the other document's
+        own = _unlinked(line, cfg)
+        for name in found.get("corrects", ()):  # a date in a link's name is the other document's
+            own = own.replace(str(name), " ")
+        dated = _date(own)
         named_month = found.get("effective_date") if origin.get("effective_date") == "file name" else None
         if named_month and str(dated).startswith(f"{named_month}-"):
             del found["effective_date"]  # the first page gives the file name's month its day

@@ -39,10 +39,24 @@ of them:
     >>> heading("The freezer reached -52 °C [1].", "How warm did the freezer get?")
     False
 
-A file's name is no figure, its date neither: "call ops-notes-2025-02-11.md" gives no number.
+A file's name is no figure, its date neither: "call ops-notes-2025-02-11.md" gives no number;
+nor does a figure the question gives, said back:
 
     >>> lacks("What number should I call?", ["You should call ops-notes-2025-02-11.md [1]."])
     'no figure'
+    >>> lacks("How warm did the -80 freezer get?", ["The -80 freezer got to -80 degrees [1]."])
+    'no figure'
+    >>> lacks("How many of the 11 results were real failures?", ["3 of the 11 were [1]."]) is None
+    True
+
+An email address is asked for with its @, a percentage with its per cent:
+
+    >>> lacks("What's the email address of the PI on the grant?", ["pi_staff_id: S005 [1]"])
+    'no email'
+    >>> lacks("What percentage goes to the inventors?", ["The IP Panel meets monthly [1]."])
+    'no percentage'
+    >>> lacks("What percentage goes to the inventors?", ["Inventors receive 50 % [1]."]) is None
+    True
 """
 
 from __future__ import annotations
@@ -52,13 +66,18 @@ from collections.abc import Iterable
 
 from rag.names import FILE_NAME
 from rag.places import dates, keys
-from rag.text import MARKER
+from rag.text import MARKER, NUMBER
 from rag.units import FREQUENCY_WORDS, NUMBER_WORDS, amounts, named_units
 
 _HOW = r"how (?:many|much|long|far|old|large|big|high|heavy|fast|often|warm|cold|hot|deep|wide|tall|low)"
 _ASKS_QUANTITY = re.compile(rf"\b{_HOW}\b|몇|얼마",
                             re.IGNORECASE)
 _ASKS_PLACE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
+_ASKS_EMAIL = re.compile(
+    r"\be-?mail address\b|\bwhat(?:'s| is| are)? (?:[\w'’-]+ ){0,4}e-?mails?\b|이메일 주소", re.IGNORECASE)
+_ASKS_PERCENT = re.compile(
+    r"\bwhat (?:percentage|per ?cent)\b|\bhow many per ?cent\b|몇 ?퍼센트", re.IGNORECASE)
+_PERCENT = re.compile(r"%|\bper ?cent\b|\bpercent\b|퍼센트")
 _ASKS_FIGURE = re.compile(
     rf"\b(?:{_HOW}|when\b|which (?:year|date|month)|"
     r"what (?:(?:is|are|was|were|will be) )?(?:(?:the|a|an) )?(?:[\w'-]+ ){0,3}"
@@ -95,12 +114,20 @@ def _gives(text: str, counted: tuple[str, str] | None, amounts_only: bool = Fals
 def lacks(question: str, texts: Iterable[str]) -> str | None:
     """What the texts lack that the question asks for ("no figure": none, or none in the unit it
     counts in; a date is no quantity; "no place": a "where" answered with nothing but the
-    question's own words and a date), or None; citation marks ("[1]") and file names are no figures."""
+    question's own words and a date), or None; citation marks ("[1]") and file names are no figures,
+    nor is a figure the question gives ("how warm did the -80 freezer get": not -80)."""
     texts = [FILE_NAME.sub("", MARKER.sub("", t)) for t in texts]
     if _ASKS_PLACE.search(question) and texts and not any(_beyond(t, question) for t in texts):
         return "no place"  # "where do I check in when I get there?" asks for a place all the same
+    if _ASKS_EMAIL.search(question) and not any("@" in t for t in texts):
+        return "no email"  # the PI's grant row is not their address
+    if _ASKS_PERCENT.search(question) and not any(_PERCENT.search(t) for t in texts):
+        return "no percentage"  # "the IP Panel meets monthly" gives none
     if not _ASKS_FIGURE.search(question):
         return None
+    if given := set(NUMBER.findall(question)):
+        own = re.compile(rf"(?<![\d.,])(?:{'|'.join(map(re.escape, given))})(?![\d]|[.,]\d)")
+        texts = [own.sub(" ", t) for t in texts]
     counted = _counted(question)
     quantity = asks_quantity(question)
     if quantity:  # "how much notice": 28 February 2025 is no amount of it

@@ -13,28 +13,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import cache
 from dataclasses import dataclass, replace
 
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore
 
-from rag.claims import claims
 from rag.corrections import corrected_figure
-from rag.places import dates, key, places
+from rag.places import dates
+from rag.premise_words import DEADLINE
+from rag.cell_guards import (WHERE, contradicted, count_stated, counted_here, given_otherwise, line_sentences,
+                             named_ahead, named_otherwise, rules_out, table_of, through_another)
 from rag.fact_tables import FactTable, label_text
-from rag.hop_question import asked
+from rag.initialisms import SHORT, definitions, spelled_out
 from rag.facts import Fact
-from rag.labels import STOP, content, is_code, is_place, meets, same, words
+from rag.labels import STOP, content, is_code, is_place, same, words
 from rag.lexical import LexicalIndex
 from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
-from rag.text import hangul_script, split_sentences
+from rag.text import hangul_script
 from rag.units import named_units, value
 
 _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)
-              for spellings in ("highest,largest,biggest,greatest,most,maximum,longest,heaviest,fastest,"
-                                "latest,newest,most recent,[a-z]+ed last,[a-z]+ed most recently,"
+              for spellings in ("most expensive,costliest,priciest,dearest,"
+                                "highest,largest,biggest,greatest,most,maximum,longest,heaviest,fastest,"
+                                "latest,newest,most recent,[a-z]+ed last,[a-z]+ed most recently,가장 비싼,"
                                 "최고,최대,최다,가장 높,가장 크,가장 큰,가장 많,가장 길,가장 무거,가장 최근",
+                                "cheapest,least expensive,"
                                 "lowest,smallest,least,fewest,minimum,shortest,lightest,slowest,"
-                                "earliest,oldest,[a-z]+ed first,"
+                                "earliest,oldest,[a-z]+ed first,가장 싼,가장 저렴,"
                                 "최저,최소,가장 낮,가장 작,가장 적,가장 짧,가장 가벼,가장 오래"))
 # Superlatives of time: they compare a date column ("the oldest in-service date", "the latest audit").
 # "installed first", "hired most recently": the order of a date column too.
@@ -48,6 +53,10 @@ _MEASURES = {
     **dict.fromkeys(("heaviest", "lightest", "가장 무거", "가장 가벼"),
                     frozenset("weight mass kg 무게 중량".split())),
     **dict.fromkeys(("fastest", "slowest"), frozenset("speed velocity kmh 속도".split())),
+    **dict.fromkeys(("most expensive", "costliest", "priciest", "dearest", "cheapest",
+                     "least expensive", "가장 비싼", "가장 싼", "가장 저렴"),
+                    frozenset("cost costs price prices value fee fees charge charges amount gbp eur usd "
+                              "가격 비용 금액".split())),
 }
 # Tenure: "has been with Kestrel the longest", "longest-serving", "worked here the shortest".
 _TENURE = re.compile(r"\b(?:been (?:with|at|here|in)|serv(?:ed|ing)|employed|worked (?:here|for|at|in))\b",
@@ -55,14 +64,11 @@ _TENURE = re.compile(r"\b(?:been (?:with|at|here|in)|serv(?:ed|ing)|employed|wor
 _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
-_RELATIVE = re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE)
-_WHERE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
 # The noun after which/what, or its next word when the first qualifies it ("what daily allowance").
 _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)", re.IGNORECASE)
 _WHO = re.compile(r"\bwho\s+(?:is|was|are|were)\s+the\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
                   re.IGNORECASE)
 _COUNTED = re.compile(r"\bhow many\s+([A-Za-z][\w-]*)|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
-_KEY_LINE = re.compile(r"^[\w\[\]-]+(?:[._][\w\[\]-]+)*:\s")  # a JSON field's line ("clauses.hours: 72")
 # "the number of samples" counts; "the serial number of the titrator" asks an identifier.
 _COUNT = re.compile(r"\bhow many\b|(?:^|\b(?:the|a|total|overall|what)\s+)number of\b"
                     r"|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
@@ -103,6 +109,8 @@ class CellLookup:
                   for part in w.split("-") if part not in STOP]
         if _WHEN.search(question):
             asked += ["date", "날짜", "일자"]
+        if DEADLINE.search(question):  # "the cut-off for raising orders": the row "Last date to raise orders"
+            asked += ["deadline", "last", "date", "due", "마감", "기한"]
         tables, restated = self._current(_held_codes(self._tables(candidates, window), asked), candidates,
                                          window)
         top = [t for t in tables if t.top]
@@ -140,32 +148,39 @@ class CellLookup:
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)
         read = found.facts[0] if found and found.kind in ("cell", "conflict") else None
-        if read and _through_another(question, read):
+        if read and through_another(question, read):
             found = None  # "the job title of the person who reported INC-24-044": not its reporter's id
         elif read and ask.when and not dated(read.value):
             found = None  # "until when is its lead's certification valid" is not the lead's name
-        elif read and _WHERE.search(question) and not is_place(read.column):
+        elif read and WHERE.search(question) and not is_place(read.column):
             found = None  # "where is the person leading it based" is not the lead's name
-        if found and found.kind == "cell" and _contradicted(found.facts[0], candidates,
+        if found and found.kind == "cell" and contradicted(found.facts[0], candidates,
                                                                 [w for w in asked if is_code(w)]):
             return None  # another document gives another figure: the pipeline shows both
-        if found and found.kind in ("cell", "blank") and _named_ahead(found.facts, candidates):
+        if found and found.kind in ("cell", "blank") and named_ahead(found.facts, candidates):
             return None  # a better-ranked chunk speaks of that row: the pipeline reads it
         fact = found.facts[0] if found and found.kind == "cell" else None
         # a table of one value column ("Item | Detail")
-        single = fact and (table := _table_of(fact, tables)) is not None and len(table.columns) == 1
-        if fact and single and (given := _given_otherwise(question, fact)):
+        single = fact and (table := table_of(fact, tables)) is not None and len(table.columns) == 1
+        if fact and single and (given := given_otherwise(question, fact)):
             # "Tidewell's Toronto headquarters" where the one value column says Dublin
             return CellAnswer("premise", f"The documents give {fact.value} as the {fact.row}, not {given}.",
                               found.facts)
+        table = table_of(fact, tables) if fact else None
+        if fact and table is not None and (other := named_otherwise(question, fact, table)):
+            # "the staff parking permit at the Eindhoven office" where the row is Kestrelford's
+            row = label_text(fact.row)
+            text = (f"문서에는 {row}만 있고 {other}에 대한 값은 없습니다." if hangul_script(question)
+                    else f"The documents give the {row}, not one for {other}.")
+            return CellAnswer("premise", text, found.facts)
         if found is None and _COUNT.search(question):
             counted = _COUNTED.search(question)
             noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
             # "How many hours does the course take" asks a measure, not how many rows.
             rows = None if noun and named_units(noun) else ask.count(lead, noun, top)
-            if rows and noun and not _counted_here(noun, rows.facts[0], tables, asked):
+            if rows and noun and not counted_here(noun, rows.facts[0], tables, asked):
                 return None  # "how many households take part" is no count of a staff directory's rows
-            return None if rows and _count_stated(noun, rows.facts[0].doc, candidates) else rows
+            return None if rows and count_stated(noun, rows.facts[0].doc, candidates) else rows
         if found is None and _WHICH.search(question):
             return ask.select(lead)
         return found
@@ -189,7 +204,7 @@ class CellLookup:
             # impurities RSD / Reported: 3.8 % / Corrected: 1.9 %")
             paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip().count("\n")]
             said.setdefault(str(node.metadata.get("doc", "")), []).extend(
-                (sentence, set(words(sentence)), node) for sentence in [*_line_sentences(text), *paragraphs]
+                (sentence, set(words(sentence)), node) for sentence in [*line_sentences(text), *paragraphs]
                 if any(ch.isdigit() for ch in sentence))
         kept, restated = [], set()
         for table in tables:
@@ -225,15 +240,14 @@ class CellLookup:
             grouped.setdefault((fact.doc, fact.table), []).append(fact)
             if code := currency_field(fact):
                 currency[fact.doc] = code
+        # a document's initialisms, read only where a header writes one
+        defined = cache(lambda doc: definitions(self.index.document_text(doc)))
         return [replace(FactTable.of(doc, key, facts, [str(v) for k, v in meta[doc].items()
                                                     if k not in _LOCATION and isinstance(v, str)],
-                                     bool(top & {f.chunk_id for f in facts})), currency=currency.get(doc, ""))
+                                     bool(top & {f.chunk_id for f in facts})), currency=currency.get(doc, ""),
+                        column_names={c: (c, named) for c in {f.column for f in facts}
+                                      if SHORT.search(c) and (named := spelled_out(c, defined(doc))) != c})
                 for (doc, key), facts in grouped.items()]
-
-
-def _line_sentences(text: str) -> list[str]:
-    """The sentences of each line: a table row or a field is one, never joined to the next line."""
-    return [sentence for line in text.splitlines() for sentence in split_sentences(line)]
 
 
 def _corrected(row: Sequence[Fact], restating: Sequence[tuple[str, BaseNode]]) -> dict[str, Fact]:
@@ -272,126 +286,11 @@ def _held_codes(tables: list[FactTable], asked: Sequence[str]) -> list[FactTable
     held = [c for c in codes if any(w[c][0] or w[c][1] or w[c][2] for w in where)]
     narrowed = []
     for table, found in zip(tables, where):
-        if _rules_out(table.subject_words, codes):
+        # a code its own rows or columns hold is no other period's: the Q4 review's Q3 column
+        if rules_out(table.subject_words, [c for c in codes if not (found[c][1] or found[c][2])]):
             continue
         kept = tuple(f for f in table.facts
                      if all(found[c][0] or f.row in found[c][1] or f.column in found[c][2] for c in held))
         if kept:
             narrowed.append(replace(table, facts=kept))
     return narrowed
-
-
-def _rules_out(subject: frozenset[str] | set[str], codes: Sequence[str]) -> bool:
-    """Whether a subject holds, instead of a code of the question, another of its form (Q3 where Q2
-    is asked, SI-2024-05 where SI-2024-03, 2024 where 2023)."""
-    def shape(word: str) -> str:
-        return re.sub(r"[a-z]", "a", re.sub(r"\d", "0", word))
-
-    return any(not any(same(w, c) for w in subject) and any(shape(w) == shape(c) for w in subject)
-               for c in codes if re.search(r"[a-z]", c) or re.fullmatch(r"\d{4}", c))
-
-
-def _named_ahead(facts: Sequence[Fact], candidates: Sequence[NodeWithScore]) -> bool:
-    """Whether a chunk of another document ranked above every chunk of the cells' documents (two
-    that agree are one answer) names the first cell's row and column in a sentence or table row
-    with a figure or date (a table the facts could not read, or prose about that row's value; a
-    report naming the piling rig is no word on its replacement value, nor "Lighting commissioning
-    is not affected" on its date)."""
-    fact, docs, chunks = facts[0], {f.doc for f in facts}, {f.chunk_id for f in facts}
-    needed = [*content(fact.row), *(content(fact.column) if fact.column else ())]
-    for node in (c.node for c in candidates):
-        if node.metadata.get("doc") in docs or node.node_id in chunks:  # a correction's chunk is the cell's
-            return False
-        for sentence in _line_sentences(node.get_content(metadata_mode=MetadataMode.NONE)):
-            said = words(sentence)  # one with a figure or date: "stays as agreed" gives none
-            if any(is_code(w) for w in said) and all(any(same(w, q) for q in said) for w in needed):
-                return True
-    return False
-
-
-def _table_of(fact: Fact, tables: Sequence[FactTable]) -> FactTable | None:
-    return next((t for t in tables if (t.doc, t.key) == (fact.doc, fact.table)), None)
-
-
-def _counted_here(noun: str, fact: Fact, tables: Sequence[FactTable], question: Sequence[str]) -> bool:
-    """Whether the counted noun is a thing of the fact's table: its subject (the document's name,
-    its title) names it, or a column, or a cell ("how many services" of the service catalogue,
-    "how many Sev1 incidents" of an incident register's severities); or the `question`'s words
-    name the table's document ("how many people listed in the staff directory")."""
-    table = _table_of(fact, tables)
-    if table is None or sum(any(same(n, q) for q in question) for n in table.name_words) >= 2:
-        return True
-    held = set(table.subject_words) | {w for c in table.columns for w in words(c)} \
-        | {w for f in table.facts if f.number is None for w in words(f.value)}
-    return meets(held, (noun,))
-
-
-def _through_another(question: str, fact: Fact) -> bool:
-    """Whether the question asks a thing (rag/hop.py `asked`: "the job title") through another a
-    relative clause describes ("of the person who reported ...", "of whoever leads ...") and the
-    cell's row and column name none of its words: the cell is the other thing's (the reporter's
-    id), and the hop reads the asked one. "The street address of the Toronto headquarters"
-    describes no other thing."""
-    if not _RELATIVE.search(question):
-        return False
-    wanted = asked(question)
-    held = words(f"{fact.row} {fact.column}")
-    return wanted.through and bool(wanted.words) and not _WHERE.search(question) \
-        and not meets(held, wanted.words)
-
-
-def _given_otherwise(question: str, fact: Fact) -> str | None:
-    """The name an English question puts before the row it asks ("the Toronto headquarters") where
-    the cell's words give another ("Dublin, Ireland") and neither its row nor its column names it:
-    the question's premise, which the cell contradicts. None otherwise. Read only in a table of one
-    value column: in a register the name may stand for another column ("the Graz pump"), which
-    the premise check's `swapped` reads."""
-    if fact.number is not None or not fact.value.strip() or hangul_script(question):
-        return None
-    match = re.search(rf"(?<=\w\W)\s*\b([A-Z][a-z][\w-]+)\s+(?i:{re.escape(fact.row.strip())})\b", question)
-    if match is None or match.group(1).lower() in STOP:
-        return None
-    given = words(match.group(1))
-    held = words(f"{fact.value} {fact.row} {fact.column}")
-    return None if meets(held, given) else match.group(1)
-
-
-def _count_stated(noun: str | None, doc: str, candidates: Sequence[NodeWithScore]) -> bool:
-    """Whether a sentence of the table's document among the candidates gives a figure of the
-    counted noun ("audited 42 suppliers"): the table then lists some of them, not all."""
-    counted = key(noun) if noun else None
-    return counted is not None and any(
-        claim.amount is not None and claim.amount.unit is None and counted in dict(claim.words[:2])
-        for node in candidates if node.node.metadata.get("doc") == doc
-        for line in node.node.get_content(metadata_mode=MetadataMode.NONE).splitlines()
-        if not line.lstrip().startswith("|") for claim in claims(line))
-
-
-def _contradicted(fact: Fact, candidates: Sequence[NodeWithScore], codes: Sequence[str]) -> bool:
-    """Whether a sentence of prose of another candidate document (not one the question's codes rule
-    out) names the cell's row and column and gives figures, none of them the cell's ("Hamburg
-    (opened in 2017)" against a table's 2016). Other tables' cells were weighed by `cell` already."""
-    if fact.number is None:
-        return False
-    needed = [*content(fact.row), *(content(fact.column) if fact.column else ())]
-    for node in (c.node for c in candidates if c.node.metadata.get("doc") != fact.doc
-                 and c.node.node_id != fact.chunk_id):
-        name = str(node.metadata.get("doc", ""))
-        # the day a note was written ("notes-2024-11-20") is no year its subject is of
-        stem = re.sub(r"(?:19|20)\d\d[-_.]\d\d[-_.]\d\d(?!\d)", " ", name.rsplit(".", 1)[0])  # not SI-2024-05
-        if _rules_out(frozenset(words(f"{stem} {stem.replace('-', ' ')}")), codes):
-            continue
-        for sentence in split_sentences(node.get_content(metadata_mode=MetadataMode.NONE)):
-            if "|" in sentence or (name.lower().endswith(".json") and _KEY_LINE.match(sentence)):
-                continue
-            said = words(sentence)
-            figures = {w.replace(",", "") for w in said if w.replace(",", "").replace(".", "").isdigit()}
-            # none of the cell's figure, or the cell's figure as the old side of a correction
-            # ("should read 2.4, not 3.4")
-            other = fact.value.replace(",", "") not in figures or any(
-                p.former and any(a.value == fact.number for a in p.amounts) for p in places(sentence))
-            if figures and other and all(any(same(w, q) for q in said) for w in needed):
-                return True
-    return False
-
-

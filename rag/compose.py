@@ -107,7 +107,7 @@ class Composer:
             return None
         segments: list[AnswerSegment] = []
         if addition:
-            matched = self.matcher.run(addition, evidence.nodes, threshold)
+            matched = self.matcher.run(addition, evidence.nodes, threshold, question)
             segments += [AnswerSegment.of(s, sources) for s in matched if s.supported]
         for number in numbers:
             unit = evidence.units[number - 1]

@@ -43,8 +43,10 @@ _CORRECTION = re.compile(
     r"|corrected to|the correct|revised (?:figure|value))\b|정정|바로잡", re.IGNORECASE)
 # A correction as a pair of fields, read as one sentence: "Reported: 3.8 % Corrected: 1.9 %".
 _FIELD_PAIR = re.compile(r"\b(?:reported|printed|published|stated|was|old|previous|original|incorrect)"
-                         r"\s*:.*\b(?:correct|corrected|revised|amended|new|now|actual)\s*:"
+                         r"(?: value| figure| amount)?\s*:.*\b(?:correct|corrected|revised|amended|new|now|"
+                         r"actual)(?: value| figure| amount)?\s*:"
                          r"|정정 전\s*:.*정정 후\s*:", re.IGNORECASE | re.DOTALL)
+_FIELD_END = re.compile(r"(?: value| figure| amount)?\s*:")  # "Corrected:", "Corrected value:"
 _VERBS = frozenset("is are was were be been has have had will would must should may can do does did".split())
 _NUMBER_ALONE = re.compile(r"\s*\d{1,3}[.)]\s*")
 _DIGIT = re.compile(r"\d")
@@ -75,14 +77,15 @@ def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
     """
     if not (_CORRECTION.search(sentence) or _STATES_OLD.search(sentence) or _FIELD_PAIR.search(sentence)):
         return None
+    # in its unit, or bare where fields give it ("Printed value: 12.4", the unit in the label)
     found = [(number, start) for number, their_unit, start in figures(sentence)
-             if (their_unit or "").lower() == unit.lower() or not unit]
+             if not unit or not their_unit or their_unit.lower() == unit.lower()]
     if not any(value(number) == old for number, _ in found):
         return None
     others = [(number, start) for number, start in found if value(number) != old]
     if len(others) > 1:  # "should read 8.9 mm, within the 10 mm limit": the one after the correction
         cues = [m.end() for m in _CORRECTION.finditer(sentence)] + [  # a new side's field: "Corrected:"
-            m.end() for m in _NEW_SIDE.finditer(sentence) if sentence[m.end():].lstrip().startswith(":")]
+            m.end() for m in _NEW_SIDE.finditer(sentence) if _FIELD_END.match(sentence, m.end())]
         others = [(number, start) for number, start in others if any(0 <= start - end <= 12 for end in cues)]
     return others[0][0] if len(others) == 1 else None
 

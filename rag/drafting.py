@@ -87,6 +87,8 @@ class Drafter:
         timings[tag + "match"] = round((time.perf_counter() - clock) * 1000 - timings[tag + "generate"], 1)
         if composed is None:
             return self.refusal(language), sources, "model", reply
+        if lacks(question, [composed.text]):  # the units picked do not give what is asked: no answer
+            return self.refusal(language), sources, "references", reply
         return composed.text, sources, None, reply, composed.segments
 
     def generated(self, question: str, evidence: Evidence, language: str, on_token: Stream,
@@ -102,7 +104,7 @@ class Drafter:
             timings[tag + "match"] = 0.0
             return self.refusal(language), sources, "model", text
         clock = time.perf_counter()
-        segments = self.match(text, evidence.nodes, sources, threshold)
+        segments = self.match(text, evidence.nodes, sources, threshold, question)
         timings[tag + "match"] = round((time.perf_counter() - clock) * 1000, 1)
         backed = [s.text for s in segments if s.supported and not heading(s.text, question)]
         if not backed or lacks(question, backed):
@@ -127,10 +129,10 @@ class Drafter:
         return "".join(parts).strip()
 
     def match(self, text: str, top: list[NodeWithScore], sources: list[Source],
-              threshold: float | None = None) -> list[AnswerSegment]:
+              threshold: float | None = None, question: str = "") -> list[AnswerSegment]:
         """The matcher's segments, each reference's document holding the names the segment gives
         its thing ("the Leeds site" is not backed by the Rotterdam handbook: rag/names.py)."""
-        segments = self.matcher.run(text, top, threshold)
+        segments = self.matcher.run(text, top, threshold, question)
         docs = [node.node.metadata.get("doc") for node in top]
         chunks = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
         document = cache(lambda doc: document_texts(self.store.collection, [doc]).get(doc, ""))

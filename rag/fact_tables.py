@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rag.facts import Fact
-from rag.labels import BRACKETS, words
+from rag.labels import BRACKETS, SHORT_NAME, words
 from rag.places import dates
 from rag.premise_words import MONTHS
 
@@ -31,6 +31,8 @@ class FactTable:
     name_words: frozenset[str]  # of the document's name alone
     top: bool  # one of the best-ranked candidate chunks holds part of it
     currency: str = ""  # the document's own currency field ("currency": "GBP" atop a JSON rate card)
+    # a column's names: as headed, and with the initialisms its document spells out written out
+    column_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, doc: str, key: str, facts: list[Fact], fields: Sequence[str], top: bool) -> FactTable:
@@ -50,6 +52,8 @@ class FactTable:
         aliases = {row: [row, *_month_names(row)] for row in rows}
         for cell in (c for cells in naming for c in cells):
             aliases[cell.row].append(cell.value)
+            if short := SHORT_NAME.search(cell.value):  # "X-ray photoelectron spectrometer (XPS)": XPS
+                aliases[cell.row].append(short.group(1))
         name = doc.rsplit(".", 1)[0]
         name = f"{name} {name.replace('-', ' ')}"
         subject = frozenset(words(" ".join([name, *fields, facts[0].section, *constant])))

@@ -25,7 +25,7 @@ from llama_index.core.schema import BaseNode, MetadataMode
 from rag.text import markdown_tables
 from rag.units import CURRENCIES, SCALES, amounts, figures, value
 
-FACTS_VERSION = 4  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
+FACTS_VERSION = 6  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
 
 FACTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -84,6 +84,11 @@ def unit_word(word: str, money: bool = False) -> str:
     return next((unit for _, unit, _ in figures(f"1 {word}") if unit), "")
 
 
+# A currency sign written with its scale: "Revenue (£k)", "(€m)", "(£000)"
+_SYMBOL_SCALE = re.compile(r"([£€$¥₩])\s?(k|m|mn|bn|000)(?![A-Za-z0-9])", re.IGNORECASE)
+_SCALE_WORD = {"000": "thousand"}
+
+
 def label_unit(label: str) -> str:
     """The unit a row label or column header names for its figures, as it names it: its words in
     brackets ("(mm)", "(EUR thousand)") or its last words ("speed_kmh", "fee_eur_k", "Force kN");
@@ -92,6 +97,7 @@ def label_unit(label: str) -> str:
     parts = [(part.split(",")[0], True) for part in _PARENTHESIS.findall(label)] + [
         (_PARENTHESIS.sub(" ", label), False)]
     for part, bracketed in parts:
+        part = _SYMBOL_SCALE.sub(lambda m: f"{m.group(1)} {_SCALE_WORD.get(m.group(2), m.group(2))}", part)
         words = [w for w in re.split(r"[\s_]+", part.strip()) if w]
         money = any(w.lower() in _MONEY for w in words)
         tail: list[str] = []
@@ -110,6 +116,9 @@ def value_unit(cell: str) -> str:
     return next((unit for _, unit, _ in figures(cell) if unit), "")
 
 
+_PER_PERIOD = re.compile(r"(?:^|\s)(?:per|an?)\s+[a-z]+$|\s*/\s*[a-z]+$", re.IGNORECASE)
+
+
 def number_of(text: str) -> float | None:
     """The value as a number when the cell is one figure (a unit, currency or % around it allowed):
     "1,500 kg" is 1500, "2024-07-12" and "SL-05" are None."""
@@ -118,6 +127,7 @@ def number_of(text: str) -> float | None:
     if not match:
         return None
     rest = re.sub(r"\([^)]*\)$", "", bare[match.end():]).strip()  # "3.5 t (gross)"
+    rest = _PER_PERIOD.sub("", rest).strip()  # a rate: "£6 per day", "EUR 55 / night"
     unit = amounts(f"1 {rest}")[:1] if rest else ()
     if rest and not (unit and unit[0].unit and unit[0].end == len(rest) + 2):
         return None  # words beyond the unit: "14 m telehandler" names a thing

@@ -31,7 +31,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from rag.answer import AnswerSegment, Source
 from rag.facts import BLANKS, number_of
 from rag.hop_question import WHERE_ASKED, asked
-from rag.labels import STOP, content, is_code, is_place, meets, named, same, words
+from rag.labels import SHORT_NAME, STOP, content, is_code, is_place, meets, named, same, words
 from rag.postprocessors import best_ranked
 from rag.premise_words import CODE, NOT_NAMES
 from rag.references import marked
@@ -119,9 +119,14 @@ class Hopped:
 
 @lru_cache(maxsize=65536)  # a table's values, met by each of its rows' checks
 def _held(text: str, question: tuple[str, ...]) -> bool:
-    """Whether the question names every word of a value (then it is no entity the question lacks)."""
+    """Whether the question names every word of a value (then it is no entity the question lacks),
+    or of the short name the value ends with in brackets ("the XPS instrument": "X-ray
+    photoelectron spectrometer (XPS)")."""
     needed = [w for w in words(text) if w not in STOP]
-    return bool(needed) and all(any(same(w, q) or same(q, w) for q in question) for w in needed)
+    if needed and all(any(same(w, q) or same(q, w) for q in question) for w in needed):
+        return True
+    short = SHORT_NAME.search(text)
+    return bool(short) and _held(short.group(1), question)
 
 
 def _text(node: NodeWithScore) -> str:

@@ -16,12 +16,13 @@ from rag.text import folded, hangul_script
 
 _WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7a3]+")
 _AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
-# "calibrated" and "calibration" meet, and so do "attendance" and "attendees"
-_SUFFIX = re.compile(r"(?:ations?|ions?|[ae]nces?|ees?|ing|ed|es|s)$")
+# "calibrated" and "calibration" meet, and so do "attendance" and "attendees", "settled" and "settlement"
+_SUFFIX = re.compile(r"(?:ations?|ions?|[ae]nces?|ments?|ees?|ing|ed|es|s)$")
 _INFLECTION = frozenset({"ed", "d", "s", "es", "ing"})
 _DIGIT = re.compile(r"\d")
 _CAPITALS = re.compile(r"\b[A-Z]{3,5}\b")
 BRACKETS = re.compile(r"[(\[][^)\]]*[)\]]")
+SHORT_NAME = re.compile(r"\S\s*\(([^()]+)\)\s*$")  # a value's short name in brackets: "LC-HRMS (Orbitrap)"
 STOP = frozenset(
     "a an the of in on at for to by with from and or is are was were be been did does do has have had "
     "what which who whom whose when where how many much its it this that these those there per all any "
@@ -39,11 +40,23 @@ def is_place(label: str) -> bool:
     return any(w in PLACES for w in words(label))
 
 
+_ORDINAL_PERIOD = re.compile(r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(quarter|half)\b",
+                             re.IGNORECASE)
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+
+
+def _period(match: re.Match[str]) -> str:
+    """"third quarter" as a table heads it: Q3 ("first half": H1)."""
+    return f"{'Q' if match.group(2).lower() == 'quarter' else 'H'}{_ORDINALS[match.group(1).lower()]}"
+
+
 @lru_cache(maxsize=65536)
 def words(text: str) -> tuple[str, ...]:
     """Lower-cased words, codes ("sl-05", "ft-2024-07") and numbers ("19.4") of a text, accents
-    folded; "_" separates, and so does a hyphen after a number ("36-month" is "36 month")."""
-    return tuple(w.lower() for w in _WORD.findall(_AFTER_NUMBER.sub(r"\1 ", folded(text).replace("_", " "))))
+    folded; "_" separates, and so does a hyphen after a number ("36-month" is "36 month"); an
+    ordinal period is its code ("the third quarter" is "q3")."""
+    text = _ORDINAL_PERIOD.sub(_period, folded(text).replace("_", " "))
+    return tuple(w.lower() for w in _WORD.findall(_AFTER_NUMBER.sub(r"\1 ", text)))
 
 
 def is_code(word: str) -> bool:

@@ -204,6 +204,14 @@ class LexicalIndex:
         with self._connection() as db:
             return list(db.execute("SELECT doc, substr(text, 1, ?) FROM chunks", (length,)))
 
+    def document_text(self, doc: str) -> str:
+        """A document's chunks' text, in the order they were indexed."""
+        if not self.exists():
+            return ""
+        with self._connection() as db:
+            return "\n\n".join(text for (text,) in db.execute(
+                "SELECT text FROM chunks WHERE doc = ? ORDER BY id", (doc,)))
+
     @classmethod
     def _delete(cls, db: sqlite3.Connection, doc: str) -> None:
         rows, length = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM chunks WHERE doc = ?",

@@ -329,7 +329,8 @@ class RagPipeline:
         if answer.refused_by not in (None, "references") or not answer.segments or answer.mode != "generated":
             return answer  # a composed answer cites its units exactly: no threshold changes that
         clock = time.perf_counter()
-        segments = self.drafter.match(answer.draft, self._stored(answer.sources), answer.sources, threshold)
+        segments = self.drafter.match(answer.draft, self._stored(answer.sources), answer.sources, threshold,
+                                      answer.standalone_question or answer.question)
         timings = answer.timings_ms | {"match": round((time.perf_counter() - clock) * 1000, 1)}
         if not any(segment.supported for segment in segments):
             refusal = self.drafter.refusal(self.drafter.language(answer.question))

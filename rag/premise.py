@@ -21,10 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.premise_words import (
-    ASKED, BOUND_AFTER, BOUND_BEFORE, CLAUSE_AFTER, CODE, ENDS, FIGURE, IDENTIFIER, MONTH, MONTHS, NAME,
-    NOT_NAMES, PAIRS, PARTICLE, QUANTITIES, SCALE, STOP, TIME_AFTER, VERSION, WH_KO, YES_NO, Side, acronym,
-    holds_acronym,
+    ASKED, BOUND_AFTER, BOUND_BEFORE, CLAUSE_AFTER, CODE, DEADLINE, ENDS, FIGURE, IDENTIFIER, MONTH, MONTHS,
+    NAME, NOT_NAMES, PAIRS, PARTICLE, QUANTITIES, SCALE, STOP, TIME_AFTER, VERSION, WH_KO, YES_NO, Side,
+    acronym, holds_acronym,
 )
+from rag.near_miss import other_kind, word_stem
 from rag.settings import Settings
 from rag.shown_tables import NUMBERED, shown_tables, swapped
 from rag.text import HANGUL, hangul_script, split_sentences
@@ -51,20 +52,9 @@ def _language(question: str) -> str:
     return "ko" if hangul_script(question) else "en"
 
 
-def _stem(word: str) -> str:
-    """Where a word's inflections agree: a Korean word's first two syllables (its particle or
-    ending follows), a Latin word's first five letters once a plural's ending is dropped."""
-    if HANGUL.match(word):
-        return word[:2]
-    word = word.lower()
-    if len(word) > 3:
-        word = re.sub(r"ies$", "y", word) if word.endswith("ies") else re.sub(r"(?<!s)s$", "", word)
-    return word[:5]
-
-
 def _content(text: str, skip: re.Pattern[str] | None = None) -> set[str]:
     text = skip.sub(" ", text) if skip else text
-    return {_stem(w) for w in re.findall(r"\w+", text) if w.lower() not in STOP and len(w) >= 2}
+    return {word_stem(w) for w in re.findall(r"\w+", text) if w.lower() not in STOP and len(w) >= 2}
 
 
 def _figures(text: str) -> list[tuple[str, set[float], int, int]]:
@@ -124,12 +114,15 @@ class PremiseCheck:
         verdict = STATED
         if self.entities:
             verdict = self._entities(question, texts, language, names)
-        if verdict.holds and self.qualifiers:
-            verdict = self._qualifiers(question, texts, language)
+        # A contradiction outranks an absence: "why was the launch pushed back to February" where
+        # the memo says the launch date is unchanged is answered so, and not asked again elsewhere.
+        if self.qualifiers and (verdict.holds or verdict.status == "absent") \
+                and not (contradicted := self._qualifiers(question, texts, language)).holds:
+            verdict = contradicted
         if verdict.holds and self.entities and not _yes_no(question) and (row := swapped(question, texts)):
             verdict = _swapped(*row, language)  # "the 400 bar bench at Linz": the row says Brno
         if verdict.holds and self.entities and names and language == "en" \
-                and (kind := _other_kind(question, texts)):
+                and (kind := other_kind(question, texts)):
             verdict = self._absent(kind, language)  # "a rental car" where the policy pays for your own car
         return verdict
 
@@ -240,9 +233,10 @@ class PremiseCheck:
         for first, second in PAIRS:
             for asked, opposite in ((first, second), (second, first)):
                 match = next((m for m in asked.asked.finditer(question)
-                              if not TIME_AFTER.match(question[m.end():])
-                              and not (m.group().lower() in ("before", "after")
-                                       and CLAUSE_AFTER.match(question[m.end():]))), None)
+                              if not TIME_AFTER.match(question[m.end():]) and not (
+                                  m.group().lower() in ("before", "after")
+                                  and (CLAUSE_AFTER.match(question[m.end():]) or DEADLINE.search(question)))),
+                             None)
                 if match is None:
                     continue
                 verdict = self._contradiction(question, match, asked, opposite, about, language)
@@ -343,49 +337,6 @@ def _outranked(question: str, match: re.Match[str], greater: bool, texts: Sequen
     return STATED
 
 
-_PAIR = re.compile(r"\b([a-z]{3,})\s+([a-z]{3,})\b")
-# Function words that name no thing ("how long after first contact", "how long must dummies",
-# "what we charge per month").
-_FUNCTION = frozenset("after before since until during must can could will would shall should may might "
-                      "long often far soon ago how per for with from via over under within without "
-                      "across through against towards upon among".split())
-# Words that qualify no kind: superlatives, adverbs, participles, wh-words ("the largest",
-# "still open", "signed off", "whoever leads").
-_NO_KIND = re.compile(r"(?:est|ly|ed|ing)$|^(?:most|least|best|worst|top|more|less|many|much|next|last|"
-                      r"first|still|just|also|even|never|ever|already|only|again|very|not|now|then)$|^wh")
-# Words before a noun that qualify no kind of it: "the car", "your car" ("your own car" does).
-_UNQUALIFIED = STOP | frozenset("the a an your our their his her its this that these those each every per "
-                                "for with and or by from".split())
-_LATIN = re.compile(r"[A-Za-z]+")
-# A word after "to", a modal or a subject pronoun is a verb, no qualifier of the noun after it.
-_VERB_BEFORE = re.compile(r"\b(?:to|can|could|must|will|would|shall|should|may|might|do|does|did|"
-                          r"i|we|you|they)\s+$", re.IGNORECASE)
-
-
-def _other_kind(question: str, texts: Sequence[str]) -> str:
-    """"rental car" when the evidence speaks of a car only as another kind ("your own car") and
-    nowhere of rentals: the question asks about a kind of thing the documents do not cover (a
-    near miss), not a paraphrase of one they do. Both words lower case (no name), neither a stop
-    word nor an adverb, the qualifier's stem in no evidence text, the noun's always after
-    another word that is no stop word. "" where none."""
-    words = [w.lower() for text in texts for w in _LATIN.findall(text)]
-    stemmed = [_stem(w) for w in words]
-    stems = set(stemmed)
-    for match in _PAIR.finditer(question):
-        qualifier, noun = match.groups()
-        if {qualifier, noun} & (STOP | _FUNCTION) or qualifier in _UNQUALIFIED or _NO_KIND.search(qualifier) \
-                or _stem(qualifier) in stems:  # "our pump" names no kind of pump
-            continue
-        if len(qualifier) >= 3 and any(w.startswith(qualifier.lower()) for w in words):
-            continue  # a word's short form: "inter-lab comparison" where the report has laboratory
-        if _VERB_BEFORE.search(question, 0, match.start()):  # "have to redo fatigue training": a verb
-            continue
-        before = [words[i - 1] for i, stem in enumerate(stemmed) if i and stem == _stem(noun)]
-        if before and all(b not in _UNQUALIFIED for b in before):
-            return match.group()
-    return ""
-
-
 def _yes_no(question: str) -> bool:
     """A question that asks whether something is so: English by its leading auxiliary, Korean by
     having no question word."""
@@ -434,6 +385,7 @@ def _holds_month(month: re.Match[str], joined: str) -> bool:
 
 
 def _stem_name(word: str) -> str:
+    word = re.sub(r"(?<=[A-Z]{2})s$", "", word)  # "SMEs": SME's plural ("sme_discount")
     word = re.sub(r"['’]s?$", "", word.lower())
     return word[: max(4, len(word) - 2)]
 

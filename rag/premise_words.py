@@ -100,6 +100,15 @@ PAIRS: tuple[tuple[Side, Side], ...] = (
      _side("decrease[sd]?|decreasing|decline[sd]?|declining", "감소|하락|인하",
            "fall(?:s|en|ing)?|fell|drop\\w*|reduc\\w*|lower\\w*|cut|down|shr[aiu]nk\\w*|less|fewer",
            "줄|내린|내려")),
+    # "v2 cut the mileage rate" where v2 says the mileage rates are unchanged
+    # ("why was the launch pushed back" where the memo says the launch date is unchanged)
+    (_side("cut|reduced|lowered|raised|increased|decreased|changed|amended|revised|halved|doubled|"
+           "postponed|delayed|deferred|pushed back|put back|brought forward|moved|rescheduled",
+           "인하|삭감|인상|변경된|바뀐|연기|앞당",
+           "reduc\\w*|lower\\w*|rais\\w*|increas\\w*|decreas\\w*|chang\\w*|amend\\w*|revis\\w*|postpon\\w*|"
+           "delay\\w*|defer\\w*|mov\\w*|reschedul\\w*", "줄|늘|바뀌|미뤄"),
+     _side("unchanged|not changed|no change|remain(?:s|ed)? the same|stay(?:s|ed)? the same",
+           "변경 없|변동 없|변경되지 않|동일하게 유지")),
     (_side("brought forward|moved up|advanced", "앞당", "earlier|sooner", "당겨"),
      _side("postponed|delayed|deferred|pushed back", "연기|미뤄|미루", "later|moved to", "늦춰|순연")),
     (_side("above", "초과", "over|exceed\\w*|more than|greater than|higher than|beyond|at least", "이상|넘"),
@@ -115,6 +124,11 @@ TIME_AFTER = re.compile(r"\s*(?:year|month|week|day|quarter|time|night|decade|ce
 CLAUSE_AFTER = re.compile(r"\s+(?:[\w'’-]+\s+){0,3}?(?:starts?|begins?|appl(?:y|ies)|kicks?|ends?|"
                           r"arrives?|leaves?|is|are|was|were|has|have|had|gets?|goes?|comes?|runs?\s+out)\b",
                           re.IGNORECASE)
+
+# A question asking for a time limit says "before" or "after" of it, presuming nothing: "the cut-off
+# for purchase orders before the year-end" where the policy says what happens after it.
+DEADLINE = re.compile(r"\b(?:cut-?offs?|deadlines?|(?:last|latest) (?:day|date)|by when|closing date)\b"
+                      r"|마감|기한", re.IGNORECASE)
 
 # Any form that asks for a side: left out when a question and a sentence are compared for subject.
 ASKED = re.compile("|".join(f"(?:{side.asked.pattern})" for pair in PAIRS for side in pair), re.IGNORECASE)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
-from rag.scoring import Scorer
+from rag.scoring import SupportScorer
 from rag.settings import Settings
 from rag.text import MARKER, split_sentences
 
@@ -49,7 +49,7 @@ class ReferenceMatcher:
     Built once per pipeline; `threshold` can be overridden per call (the UI's threshold control
     re-runs only the matcher)."""
 
-    scorer: Scorer
+    scorer: SupportScorer
     threshold: float
     max_span: int
     margin: float
@@ -57,25 +57,27 @@ class ReferenceMatcher:
     split_penalty: float = 0.01  # only breaks ties: not a setting
 
     @classmethod
-    def from_settings(cls, settings: Settings, scorer: Scorer) -> ReferenceMatcher:
+    def from_settings(cls, settings: Settings, scorer: SupportScorer) -> ReferenceMatcher:
         cfg = settings.references
         return cls(scorer, settings.support.threshold, cfg.max_span, cfg.margin, cfg.context_bonus)
 
-    def run(self, answer: str, nodes: Sequence[NodeWithScore],
-            threshold: float | None = None) -> list[Segment]:
+    def run(self, answer: str, nodes: Sequence[NodeWithScore], threshold: float | None = None,
+            question: str = "") -> list[Segment]:
         """The answer's segments with indices into `nodes`, read as they were embedded (header
         included). Citation markers and the sources' file names ("in report-2024-08.docx [2]",
         copied from the context's labels) are citations, not claims: they are left out of what is
-        scored, or the scorer would count the name's figures as missing from the chunk."""
+        scored, or the scorer would count the name's figures as missing from the chunk. The
+        `question`'s words said back are the scorer's to discount (rag/scoring.py SupportScorer)."""
         sentences = split_sentences(answer)
         docs = [re.escape(str(n.node.metadata["doc"])) for n in nodes if n.node.metadata.get("doc")]
         names = re.compile("|".join(docs) or "(?!)")
         claims = [names.sub("", MARKER.sub("", s)) for s in sentences]
         chunks = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
         return [replace(segment, text=" ".join(sentences[segment.start : segment.end + 1]))
-                for segment in self.match(claims, chunks, threshold)]
+                for segment in self.match(claims, chunks, threshold, question)]
 
-    def match(self, sentences: list[str], chunks: list[str], threshold: float | None = None) -> list[Segment]:
+    def match(self, sentences: list[str], chunks: list[str], threshold: float | None = None,
+              question: str = "") -> list[Segment]:
         """Partition `sentences` into segments and attach supporting chunks (see module docstring)."""
         threshold = self.threshold if threshold is None else threshold
         n = len(sentences)
@@ -85,7 +87,7 @@ class ReferenceMatcher:
         spans = [(i, j) for i in range(n) for j in range(i, min(n, i + max_span))]
         text = {span: " ".join(sentences[span[0] : span[1] + 1]) for span in spans}
         pairs = list(dict.fromkeys((text[span], chunk) for span in spans for chunk in chunks))
-        lookup = dict(zip(pairs, self.scorer(pairs))) if pairs else {}
+        lookup = dict(zip(pairs, self.scorer(pairs, question))) if pairs else {}
         raw = {span: [lookup[(text[span], c)] for c in chunks] for span in spans}
 
         # A segment's support for chunk k: its score, capped per sentence at that sentence's own

@@ -37,6 +37,16 @@ class Scorer(Protocol):
     def __call__(self, pairs: Sequence[Pair]) -> list[float]: ...
 
 
+class SupportScorer(Protocol):
+    """The reference matcher's scorer: (segment, chunk) pairs -> P(the chunk states the segment),
+    reading the question `asked` so that its words said back are not held against the answer.
+    Implemented by rag/support.LearnedSupport and rag/verifier.LLMVerifier."""
+
+    kind: str
+
+    def __call__(self, pairs: Sequence[Pair], asked: str = "") -> list[float]: ...
+
+
 class BiEncoderScorer:
     """Cosine of e5 query and passage embeddings, calibrated; embeddings cached by text."""
 

@@ -6,9 +6,10 @@ and e5's language centres in rag/support.json, fitted by benchmarks/fit_support.
 features instead: `cosine` (centred across scripts), `passage_cosine` (across scripts: the best
 centred cosine with one sentence of the chunk, or two adjacent ones), `wording`
 (`lexical_support`), `numbers_missing` and `latin` (the Korean side's Latin-script words that the
-other side holds). Rules back what the models cannot read (`table_support`, `code_support`) and
-reject what they miss (rag/claims.py: each figure and date stated, in its unit, for its thing;
-rag/premise.py: no qualifier whose opposite the chunk states).
+other side holds). Rules back what the models cannot read (rag/support_rules.py: a table row, a
+code) and reject what they miss (rag/claims.py: each figure and date stated, in its unit, for its
+thing; rag/premise.py: no qualifier whose opposite the chunk states). With the question, a segment
+that says it back is also read without its words.
 Figures: docs/BENCHMARKS.md, "Reference support: which model" and "Support model, second step".
 """
 
@@ -26,9 +27,10 @@ import numpy as np
 from rag.files import write_text_atomically
 from rag.logistic import Logistic, fit_standardised
 from rag.scoring import BiEncoderScorer, Pair, Scorer
-from rag.text import (HEADER, MARKER, NUMBER, across_scripts, hangul_script, markdown_tables, split_sentences,
-                      trigrams)
+from rag.text import HEADER, NUMBER, across_scripts, hangul_script, restated, split_sentences, trigrams
 from rag.claims import claims_backed, claims_named, met_cases, stated_figures
+from rag.support_rules import (CLAIM_SUPPORT, CODE_SUPPORT, TABLE_SUPPORT, code_support, common_codes,
+                               passages, table_support)
 from rag.premise import PremiseCheck
 
 SAME = ("cosine", "wording", "numbers_missing")
@@ -36,23 +38,51 @@ CROSS = ("cosine", "passage_cosine", "numbers_missing", "latin")
 CENTRES = ("query_latin", "query_hangul", "passage_latin", "passage_hangul")
 DEFAULT_SUPPORT = Path(__file__).with_name("support.json")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{2,}")
+_FILLER = frozenset("the and was were are is for with that this from has have had its their".split())
 
 
-def passages(chunk: str) -> list[str]:
-    """The chunk's sentences and each two adjacent ones, without the header prefix that every
-    chunk of a document shares."""
-    body = HEADER.sub("", chunk, count=1)
-    sentences = [s for s in split_sentences(body) if len(s) > 3] or [chunk]
-    return sentences + [f"{a} {b}" for a, b in zip(sentences, sentences[1:])]
+def one_sentence_holds(segment: str, chunk: str, share: float = 0.75) -> bool:
+    """Whether one sentence or line of the chunk holds every figure of the segment and most of its
+    words: "the client must every four weeks" is not the sentence about the client's two weeks,
+    nor the one about the risk register's four."""
+    needed = {w.lower() for w in re.findall(r"\w+", segment) if len(w) > 2} - _FILLER
+    figures = figures_of(segment)
+    lines = HEADER.sub("", chunk, count=1).splitlines()
+    for sentence in (s for line in lines for s in split_sentences(line)):
+        held = {w.lower() for w in re.findall(r"\w+", sentence)}
+        if figures <= figures_of(sentence) and len(needed & held) >= share * len(needed):
+            return True
+    return False
+
+
+def _says_more(bare: str, question: str) -> bool:
+    """Whether what is left of a segment said back holds a figure, or a word the question does not:
+    "The." is the question restated and nothing more."""
+    asked = {w.lower() for w in re.findall(r"\w+", question)}
+    return any(any(c.isdigit() for c in w) or (len(w) > 2 and w.lower() not in asked | _FILLER)
+               for w in re.findall(r"\w+", bare))
+
+
+# A count in words is a figure too ("five consecutive failed attempts" is not backed by "three");
+# "one" is left out: it is more often a pronoun ("one of our systems") than a count.
+_COUNTS = {word: str(n) for n, word in enumerate(
+    "two three four five six seven eight nine ten eleven twelve".split(), 2)} | {
+    "fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50"}
+_COUNT_WORD = re.compile(rf"\b(?:{'|'.join(_COUNTS)})\b", re.IGNORECASE)
+
+
+def figures_of(text: str) -> set[str]:
+    """The numbers of a text, a count in words as its digits."""
+    return set(NUMBER.findall(text)) | {_COUNTS[word.lower()] for word in _COUNT_WORD.findall(text)}
 
 
 def numbers_missing(segment: str, chunk: str) -> float:
     """Share of the segment's numbers the chunk lacks; a case meeting the chunk's bound is not
     lacking (rag/claims.py `met_cases`)."""
-    numbers = set(NUMBER.findall(segment))
+    numbers = figures_of(segment)
     if not numbers:
         return 0.0
-    missing = numbers - set(NUMBER.findall(chunk))
+    missing = numbers - figures_of(chunk)
     if missing:  # a case meeting a bound, or a figure the chunk spells otherwise ("500,000": 500000)
         missing -= {n for case in met_cases(segment, chunk) | stated_figures(segment, chunk)
                     for n in NUMBER.findall(case)}
@@ -97,116 +127,6 @@ def names_present(segment: str, chunk: str) -> float:
         return 1.0
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", chunk)}
     return len(names & words) / len(names)
-
-
-TABLE_SUPPORT = 0.9  # the score of a segment a table row states (table_support)
-_NUMERIC_CELL = re.compile(r"[-+]?\d+(?:[.,]\d+)*\s*\S{0,3}")
-_DATE_CELL = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}")
-
-
-def _named(name: str, segment: str) -> bool:
-    """The segment names this cell or column: each of its tokens with a digit as a word of the
-    segment ("SL-13" needs "13": "SL-14" shares most of its trigrams), or most character
-    trigrams of its longer words ("Peak force (kN)", "peak_decel_g", "WorldSID 50M")."""
-    tokens = re.findall(r"[^\W_]+", name.lower())
-    coded = [t for t in tokens if any(c.isdigit() for c in t)]
-    if coded and set(coded) <= set(re.findall(r"[^\W_]+", segment.lower())):
-        return True
-    grams = trigrams(" ".join(t for t in tokens if t not in coded and len(t) >= 3))
-    return bool(grams) and len(grams & trigrams(segment)) >= 0.6 * len(grams)
-
-
-def table_support(segment: str, chunk: str) -> bool:
-    """Whether one Markdown table row of the chunk states the segment (the learned model reads a
-    table as one text): the row the segment names most by its text cells (a tie: none) holds each
-    of its figures (less the header prefix's and the codes naming the row: "ES-2re" is not 2), one
-    of them a value, and a figure from a numeric cell after the row's first is named by its column
-    ("388" needs "passenger"). Same script only: across languages no cell is named."""
-    if across_scripts(segment, chunk):
-        return False
-    header = HEADER.match(chunk)
-    in_header = set(NUMBER.findall(header.group(0) if header else ""))
-    for columns, rows in markdown_tables(chunk):
-        values = [[i for i, cell in enumerate(row) if _NUMERIC_CELL.fullmatch(cell)] for row in rows]
-        named = [sum(_named(cell, segment) for i, cell in enumerate(row) if cell and i not in nums)
-                 for row, nums in zip(rows, values)]
-        best = max(named, default=0)
-        if not best or named.count(best) > 1:
-            continue
-        row, nums = rows[named.index(best)], values[named.index(best)]
-        text = segment
-        for i, cell in enumerate(row):
-            if i not in nums and not _DATE_CELL.fullmatch(cell) and re.search(r"\d", cell):
-                text = re.sub(re.escape(cell), " ", text, flags=re.I)  # a code naming the row
-        figures = set(NUMBER.findall(text)) - in_header
-        covered, valued = set(), False
-        for i, cell in enumerate(row):
-            found = figures & set(NUMBER.findall(cell))
-            if found and i in nums[1:] and not (i < len(columns) and _named(columns[i], segment)):
-                continue  # a figure of another column than the one the segment names
-            covered |= found
-            valued = valued or bool(found and (i in nums or _DATE_CELL.fullmatch(cell)))
-        if covered == figures and (valued or (not figures and best >= 2)):
-            return True
-    return False
-
-
-CLAIM_SUPPORT = 0.8  # a segment whose every figure the chunk states for its thing (claims_named)
-CODE_SUPPORT = 0.8  # the score of a cross-script segment whose codes its chunk states (code_support)
-_CODE = re.compile(r"`([^`\n]{2,80})`|([^\s`]+)")
-_CODE_SIGN = re.compile(r"[A-Za-z].*[/.@_-]|[/.@_-].*[A-Za-z]")
-
-
-def _flat(text: str) -> str:
-    """Lower-cased, whitespace folded: a code is found across line breaks."""
-    return " ".join(text.lower().split())
-
-
-def codes(text: str) -> set[str]:
-    """The text's codes: the words it writes in backticks, and Latin-script words with a path,
-    dot, at, dash or underscore inside ("/etc/modules", "file-rc", "xyz@packages.debian.org"),
-    not plain words ("squeeze", "Debian") that a sentence about anything may name."""
-    found = set()
-    for quoted, word in _CODE.findall(MARKER.sub("", text)):
-        for token in quoted.split() if quoted else [word]:
-            token = re.sub(r"[^\x21-\x7e]+.*$", "", token.strip("\"'“”‘’()[]<>,;:")).rstrip(".,;:")
-            coded = quoted or _CODE_SIGN.search(token)
-            if re.search(r"[A-Za-z0-9]{3,}", token) and re.search(r"[A-Za-z]", token) and coded:
-                found.add(token.lower())
-    return found
-
-
-def code_support(segment: str, chunk: str, common: set[str] = frozenset()) -> bool:
-    """Whether the chunk, in the other script, states every code of the segment but the `common`
-    ones (they name the topic), and a passage holding one of them holds all its figures: across
-    scripts the cosines miss a terse answer resting on a file, command or package name copied
-    verbatim ("모듈은 `/etc/modules` 파일에 둡니다."). A syllable counts as three letters here, so a
-    Korean sentence around a command ("패키지는 `reportbug`입니다.") is Korean."""
-    if hangul_script(segment, 3) == hangul_script(chunk, 3):
-        return False
-    wanted = codes(segment) - common
-    text = _flat(chunk)
-    if not wanted or not all(code in text for code in wanted):
-        return False
-    figures = set(NUMBER.findall(MARKER.sub("", segment)))
-    holding = [p for p in passages(chunk) if any(c in p.lower() for c in wanted)]
-    return any(figures <= set(NUMBER.findall(p)) for p in holding)
-
-
-def common_codes(pairs: Sequence[Pair]) -> dict[str, set[str]]:
-    """Per segment, the codes that name the topic rather than an answer: those more than half
-    of the chunks it is scored against hold (of three or more), or one of their header prefixes
-    holds (a title such as "Getting support for Debian GNU/Linux")."""
-    chunks: dict[str, list[str]] = {}
-    for segment, chunk in pairs:
-        chunks.setdefault(segment, []).append(chunk)
-    common = {}
-    for segment, texts in chunks.items():
-        flat = [_flat(t) for t in texts]
-        headers = " ".join(m.group(0).lower() for t in texts if (m := HEADER.match(t)))
-        common[segment] = {code for code in codes(segment) if code in headers
-                           or (len(flat) > 2 and 2 * sum(code in t for t in flat) > len(flat))}
-    return common
 
 
 def centre_key(text: str, query: bool) -> str:
@@ -309,16 +229,22 @@ class LearnedSupport:
             best[i] = float((vectors[pairs[i][1]] @ centred[i]).max())
         return best
 
-    def __call__(self, pairs: Sequence[Pair]) -> list[float]:
+    def __call__(self, pairs: Sequence[Pair], asked: str = "") -> list[float]:
+        """P(the chunk states the segment) per pair. With the question `asked`, a segment is also
+        read without the words it copies from it (`restated`): a small model says the question
+        back ("the number of wrong password tries before a lock-out is five"), and the asker's
+        wording, unlike the document's, would count against the answer. What is left must be one
+        sentence of the chunk (`one_sentence_holds`); the rules read the segment whole: each
+        figure stated for its thing, no qualifier contradicted."""
         if not pairs:
             return []
-        same, cross, across = self.features(pairs)
-        # Figures decide: P is scaled by the share of the segment's numbers the chunk has (a
-        # translation with one figure changed is otherwise nearly as close as the right one), and
-        # across scripts by the share of its Latin words (names, codes).
-        present = 1.0 - same[:, SAME.index("numbers_missing")]
-        present *= [names_present(a, b) if x else 1.0 for (a, b), x in zip(pairs, across)]
-        scores = np.where(across, self.model.cross(cross), self.model.same(same)) * present
+        scores = self._learned(pairs)
+        if asked:
+            bare = [(restated(segment, asked), chunk) for segment, chunk in pairs]
+            redo = [i for i, (pair, cut) in enumerate(zip(pairs, bare))
+                    if pair != cut and _says_more(cut[0], asked) and one_sentence_holds(*cut)]
+            if redo:
+                scores[redo] = np.maximum(scores[redo], self._learned([bare[i] for i in redo]))
         common = common_codes(pairs)
         rules = [TABLE_SUPPORT if "|" in chunk and table_support(segment, chunk)
                  else CODE_SUPPORT if code_support(segment, chunk, common[segment])
@@ -329,6 +255,15 @@ class LearnedSupport:
                   and not (self.opposites and self.opposites.contradicts(segment, chunk))
                   for segment, chunk in pairs]
         return (np.maximum(scores, rules) * np.asarray(stated, dtype=float)).tolist()
+
+    def _learned(self, pairs: Sequence[Pair]) -> np.ndarray:
+        """The logistic models' P. Figures decide: P is scaled by the share of the segment's
+        numbers the chunk has (a translation with one figure changed is otherwise nearly as close
+        as the right one), and across scripts by the share of its Latin words (names, codes)."""
+        same, cross, across = self.features(pairs)
+        present = 1.0 - same[:, SAME.index("numbers_missing")]
+        present *= [names_present(a, b) if x else 1.0 for (a, b), x in zip(pairs, across)]
+        return np.where(across, self.model.cross(cross), self.model.same(same)) * present
 
 
 def fit_logistic(rows: np.ndarray, labels: np.ndarray, features: tuple[str, ...],

@@ -15,11 +15,13 @@ from typing import Literal
 from rag.fact_tables import FactTable, label_text
 from rag.corrections import in_force
 from rag.facts import Fact, value_unit
-from rag.labels import STOP, content, is_code, named, same, words
+from rag.labels import STOP, content, is_code, meets, named, same, words
 from rag.places import dates
 from rag.units import CURRENCIES, named_units
 
 # Columns that hold "the" value of a measure named by the row: the default when no column is named.
+# A row-label header that only numbers the rows: the row is said by its name
+_ITEM = frozenset("no nr number item ref 번호 순번".split())
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
 # A yes/no column's spellings: a count of the rows it marks ("are mandatory") reads the yes side.
 _YES = frozenset({"yes", "y", "true", "x", "✓", "✔", "예", "o"})
@@ -78,9 +80,15 @@ def currency_field(fact: Fact) -> str:
 
 
 def _row_text(table: FactTable, fact: Fact) -> str:
-    """The row's label as a sentence says it: "layer 2", not "2"."""
+    """The row's label as a sentence says it: "layer 2", not "2"; a numbered item by its name
+    ("Incorporation of Aerolith Coatings Ltd", not "# 4")."""
     row = label_text(fact.row)
-    return f"{table.label} {row}" if row.isdigit() and table.label else row
+    if not row.isdigit():
+        return row
+    names = table.aliases.get(fact.row, ())
+    if table.label and any(c.isalpha() for c in table.label) and not set(words(table.label)) & _ITEM:
+        return f"{table.label} {row}"
+    return f"{names[1]} ({row})" if len(names) > 1 else f"{table.label} {row}".strip()
 
 
 def _shown(fact: Fact, table: FactTable | None = None) -> str:
@@ -134,10 +142,10 @@ class TableQuestion:
         stated = {f.column for f in table.facts if f.row == row and f.number is None and not f.blank
                   and named(f.value, self.asked)[0] == 1}
         columns = [c for c in table.columns if c not in stated]
-        chosen = self.best(columns)
+        chosen = self.best(columns, table.column_names)
         if len(chosen) > 1:  # "in the budget tracker, how much was spent": the document's name names none
             own = tuple(w for w in self.asked if not any(same(n, w) for n in table.name_words))
-            chosen = replace(self, asked=own).best(chosen) or chosen
+            chosen = replace(self, asked=own).best(chosen, table.column_names) or chosen
         if chosen:
             return chosen
         valued = [c for c in columns
@@ -258,7 +266,8 @@ class TableQuestion:
 
         for table in tables:
             ordered = {f.column for f in table.facts if order(f) is not None}  # "English-language" names
-            columns = [c for c in self.best(table.columns) if c in ordered] or [  # a filter, not a measure
+            named_ = self.best(table.columns, table.column_names)
+            columns = [c for c in named_ if c in ordered] or [  # a filter, not a measure
                 c for c in table.columns if c in ordered and (set(words(c)) | _units(c)) & measure]
             named_column = bool(columns)
             if not columns and time and len(ordered) == 1:
@@ -379,6 +388,12 @@ class TableQuestion:
             if len(counted) != 1:
                 return None
             table, n = counted[0], len(counted[0].rows)
+            # a word naming one of its columns is a condition on it that no value matched: "how many
+            # samples are still waiting for a result" is not every sample
+            unread = tuple(w for w in self.asked if not is_code(w) and not meets([w], [noun])
+                           and not any(same(n_, w) for n_ in table.subject_words))
+            if any(named(c, unread)[2] for c in table.columns if c):
+                return None
             text = (f"{table.subject}에는 {table.label} {n}개가 있습니다 ({table.listed(table.rows)})."
                     if self.korean else
                     f"{table.subject} lists {n} {table.label}{'s' * (n != 1)}: {table.listed(table.rows)}.")

@@ -44,6 +44,37 @@ def trigrams(text: str) -> set[str]:
     return {words[i : i + 3] for i in range(len(words) - 2)}
 
 
+_WORD = re.compile(r"\w+")
+
+
+def restated(sentence: str, question: str, least: int = 3) -> str:
+    """`sentence` without the runs of `least` or more words it copies, in order, from `question`:
+    the asker's words said back, not a claim of the answer's own.
+
+    >>> restated("The number of wrong password tries before a lock-out is five.",
+    ...          "How many wrong password tries before a lock-out?")
+    'The number of is five.'
+    >>> restated("It is five.", "How many tries?")
+    'It is five.'
+    """
+    asked = [w.lower() for w in _WORD.findall(question)]
+    runs = {tuple(asked[i : i + least]) for i in range(len(asked) - least + 1)}
+    words = list(_WORD.finditer(sentence))
+    echoed = [False] * len(words)
+    for i in range(len(words) - least + 1):
+        if tuple(w.group().lower() for w in words[i : i + least]) in runs:
+            echoed[i : i + least] = [True] * least
+    if not any(echoed):
+        return sentence
+    kept, cursor = [], 0
+    for i, (word, echo) in enumerate(zip(words, echoed)):
+        if echo:  # what lies between two echoed words goes with them ("lock-out")
+            kept.append("" if i and echoed[i - 1] else sentence[cursor : word.start()])
+            cursor = word.end()
+    joined = "".join(kept) + sentence[cursor:]
+    return re.sub(r"\s+(?=[.,;:!?])", "", re.sub(r"\s{2,}", " ", joined)).strip()
+
+
 def normalised(text: str) -> str:
     """Lower-cased words separated by single spaces, punctuation dropped: for comparing wordings."""
     return re.sub(r"\W+", " ", text).strip().lower()

@@ -42,7 +42,8 @@ class LLMVerifier:
         prompt = settings.support.verifier_prompt_file.read_text(encoding="utf-8")
         return cls(client, server.model, prompt, settings.support.verifier_concurrency)
 
-    def __call__(self, pairs: Sequence[Pair]) -> list[float]:
+    def __call__(self, pairs: Sequence[Pair], asked: str = "") -> list[float]:
+        """P(yes) per pair; the model reads each statement whole, the question's words included."""
         if not pairs:
             return []
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(pairs))) as pool:

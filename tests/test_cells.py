@@ -94,6 +94,8 @@ def test_comparisons_and_counts_across_rows(tables):
     assert {f.row for f in plant.facts} == {"PMP-181", "PMP-097", "CMP-044", "WLD-007"}
     rows = ask(tables, "How many claims does the register list?")  # its rows, under claim_id
     assert rows.kind == "count" and "5 claim_ids" in rows.text and len(rows.facts) == 5
+    # a condition on a column ("incurred") that no value matches is no count of every row
+    assert ask(tables, "How many claims in the register have an incurred amount still to come?") is None
     count = ask(tables, "How many claims were open at 24 months?")
     assert count.kind == "count" and "2 rows" in count.text
     assert {f.row for f in count.facts} == {"CL-2023-002", "CL-2023-004"}
@@ -423,3 +425,65 @@ def test_a_price_takes_its_documents_currency_field_or_its_headers_bracket(base_
     assert dumper.kind == "cell" and "120.0 EUR per day" in dumper.text, dumper
     meal = answer("How much does a hot meal cost staff in the canteen?")
     assert meal.kind == "cell" and "6.50 EUR" in meal.text, meal
+
+
+def test_a_documents_initialisms_are_read_as_it_spells_them_out():
+    from rag.initialisms import definitions, spelled_out
+
+    assert definitions("loaded to the design working load (WL) up to 1.5 x WL") == {"WL": "working load"}
+    assert definitions("neutral salt-spray life (SSL) and haze") == {"SSL": "salt-spray life"}
+    assert definitions("WCA = water contact angle, in degrees") == {"WCA": "water contact angle"}
+    assert definitions("the working load (WL); the wet load (WL)") == {}  # two spellings: neither
+    assert spelled_out("SSL (h)", {"SSL": "salt-spray life"}) == "salt-spray life (h)"
+
+
+def test_a_documents_name_an_initialism_and_a_currencys_scale(base_settings, tmp_path_factory):
+    """"In the Q4 2024 board review ... in Q3 2024": Q3 2024 is the column (the name's Q4 2024 is the
+    document's), in £k as its row says; "the 2025 capacity plan" asked of December 2024 keeps the
+    plan's table (a year the question names too rules no table out); "settled the most at working
+    load" names the column the report heads "Settlement at WL (mm)", having spelled out "working
+    load (WL)", not the 1.5 x WL one; "the cut-off for ..." names the row "Last date to ..."; the
+    Leiden permit's row is no answer for the Utrecht office."""
+    assert label_unit("Revenue (£k)") == "GBP k" and label_unit("Spend (€000)") == "EUR thousand"
+    answer, _ = lookup_over(base_settings, tmp_path_factory, "quarters", 5)
+
+    revenue = answer("In the Q4 2024 board review, what was revenue in Q3 2024?")
+    assert revenue.kind == "cell" and revenue.facts[0].column == "Q3 2024", revenue
+    assert "3,410 GBP k" in revenue.text
+    third = answer("How many new contracts were signed in the third quarter of 2024?")  # "third quarter": Q3
+    assert third.kind == "cell" and third.facts[0].value == "12", third
+    occupied = answer("In the 2025 capacity plan, how many shelf positions were occupied in CH-02 in "
+                      "December 2024?")
+    assert occupied.kind == "cell" and occupied.facts[0].value == "388", occupied
+    settled = answer("Which pile settled the most at working load?")
+    assert settled.kind == "max" and settled.facts[0].row == "QP-2" and "7.4 mm" in settled.text, settled
+    # "the cut-off" asks the row's last date
+    services = answer("What's the cut-off for raising purchase orders for services before the year-end?")
+    assert services.kind == "cell" and services.facts[0].value == "4 July 2025", services
+    # a numbered row is said by its name, not "# 2"
+    fieldwork = answer("When does audit fieldwork start?")
+    assert fieldwork.kind == "cell" and "Audit fieldwork starts" in fieldwork.text, fieldwork
+    assert "8 September 2025" in fieldwork.text
+    # another office's row is no answer for this one: said so, not given
+    leiden = answer("How much is a staff parking permit at the Leiden office?")
+    assert leiden.kind == "cell" and "£240" in leiden.text, leiden
+    dearest = answer("What is the most expensive item on the quick reference?")  # the charge column
+    assert dearest.kind == "max" and dearest.facts[0].row == "Leiden staff parking permit", dearest
+    utrecht = answer("How much is a staff parking permit at the Utrecht office?")
+    assert utrecht.kind == "premise" and "not one for Utrecht" in utrecht.text and "240" not in utrecht.text
+
+
+def test_a_values_short_name_in_brackets_names_its_row():
+    """A register's description "X-ray photoelectron spectrometer (XPS)" names its row, and so
+    does "XPS" alone."""
+    from rag.fact_tables import FactTable
+    from rag.facts import Fact
+
+    def cell(row: str, column: str, value: str) -> Fact:
+        return Fact("equipment.csv", "c1", "#/tables/0", row, column, value, None, "", None, None, "")
+
+    facts = [cell("EQ-1", "description", "X-ray photoelectron spectrometer (XPS)"),
+             cell("EQ-2", "description", "Tensile test frame"), cell("EQ-1", "room", "E0.02"),
+             cell("EQ-2", "room", "E1.07")]
+    table = FactTable.of("equipment.csv", "#/tables/0", facts, [], True)
+    assert {"XPS", "X-ray photoelectron spectrometer (XPS)"} <= set(table.aliases["EQ-1"])

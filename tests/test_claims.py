@@ -420,3 +420,36 @@ def test_a_code_names_the_row_itself_and_a_title_word_still_names_a_figure():
     chunk = ("Title: Internal Quality Audit 2024\n\n| Engagement | Documentation | Peer review |\n"
              "|---|---|---|\n| ENG-2024-014 | 4.2 | 4.5 |\n| ENG-2024-022 | 3.4 | 2.1 |")
     assert claims_named("The documentation score of ENG-2024-022 in the 2024 quality audit was 3.4.", chunk)
+
+
+ACCESS = """Title: SOP-QA-012 Electronic data review
+
+## 4. Access control
+
+4.1 Every user has an individual account. Shared log-ins are not permitted on GxP systems.
+
+4.2 User accounts are disabled after five consecutive failed login attempts and are re-enabled by
+the system administrator only after the user's identity is confirmed."""
+
+
+def test_the_questions_own_words_said_back_do_not_count_against_the_answer(base_settings):
+    """A small model says the colloquial question back ("the number of wrong password tries before
+    someone gets locked out ... is five consecutive failed login attempts"): read with its question,
+    the sentence is backed by the chunk that states it; without, those words, which no document
+    holds, sink it below the threshold. A changed count is not backed either way."""
+    from rag.models import build_embedding
+    from rag.references import ReferenceMatcher
+    from rag.scoring import bi_encoder
+    from rag.support import support_scorer
+    from rag.text import restated
+
+    question = "How many wrong password tries before someone gets locked out of one of our GxP systems?"
+    right = ("The number of wrong password tries before someone gets locked out of one of our GxP systems "
+             "is five consecutive failed login attempts.")
+    changed = right.replace("five", "three")
+    assert restated(right, question) == "The number of is five consecutive failed login attempts."
+    scorer = support_scorer(base_settings, bi_encoder(base_settings, build_embedding(base_settings)))
+    matcher = ReferenceMatcher.from_settings(base_settings, scorer)
+    assert not matcher.match([right], [ACCESS])[0].supported
+    assert matcher.match([right], [ACCESS], question=question)[0].supported
+    assert not matcher.match([changed], [ACCESS], question=question)[0].supported

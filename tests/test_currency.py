@@ -131,9 +131,20 @@ def test_spellings_of_dates_versions_and_links():
                 "metformin hydrochloride 500 mg tablets (issued 15 October 2024)", "Date: 4 November 2024",
                 name="erratum_IL-2024-02.txt")
     assert (code.corrects, code.effective_date) == (("REPORT IL-2024-02",), "2024-11-04")
+    # a memo that revises (present tense) what a numbered meeting agreed
+    assert read("MEMORANDUM", "This memo revises the key dates agreed at steering group meeting no. 4 on 12 "
+                "September 2024.").corrects == ("steering group meeting no. 4",)
     # a numbered meeting whose dates a memo postpones
     assert read("MEMO", "The following dates agreed at Progress Meeting No. 7 on 12 March 2024 are therefore "
                 "postponed:").corrects == ("Progress Meeting No. 7",)
+    # an erratum's "Report:" field names what it corrects (its bracket with it: the date there is the
+    # report's); the same field in another document names nothing it corrects
+    notice = read("ERRATUM NOTICE", 'Report: TR-2024-07 "Adhesion of HX-Series Coatings" (issue 1, 19 '
+                  'July 2024) Erratum no.: TR-2024-07-E1 Date issued: 2 September 2024',
+                  name="TR-2024-07_erratum.txt")
+    assert notice.corrects == ('TR-2024-07 "Adhesion of HX-Series Coatings" (issue 1, 19 July 2024)',)
+    assert (notice.status, notice.effective_date) == ("erratum", "2024-09-02")
+    assert read("Test record", "Report: TR-2024-07 Panel 4").corrects == ()
     # the first page gives the file name's month its day
     dated = read("Memo", "Date: 20 February 2025", name="memo-2025-02.md")
     assert (dated.effective_date, dated.origin["effective_date"]) == ("2025-02-20", "first page line 2")

@@ -56,6 +56,11 @@ def test_an_answer_must_give_the_figure_it_was_asked_for(store, question, reply,
      "You can check in at the Rotterdam warehouse on 31 October.", "no place"),
     ("Where do visitors check in at the Rotterdam warehouse?",
      "Visitors check in at the gatehouse reception at Gate 2.", None),
+    # the question's own figure said back is no answer; a figure of the answer's own is
+    ("How warm did the Ghent -80 freezer get during the excursion?",
+     "The Ghent -80 freezer got to -80 degrees Celsius during the excursion.", "no figure"),
+    ("How warm did the Ghent -80 freezer get during the excursion?",
+     "The Ghent -80 freezer warmed to -52 °C during the excursion.", None),
 ])
 def test_what_the_question_asks_is_what_the_answer_must_give(question, backed, lacking):
     from rag.asked import lacks

@@ -77,6 +77,13 @@ def test_the_bridge_is_a_row_or_a_sentence_that_names_the_entity_but_not_the_fac
     assert (figure.entity, figure.held) == ("150", 1)
     assert Hop._fact(model, figure) == "return_period_years: 200; occurrence_loss_eur_m: 150.0"
     assert Hop(enabled=False).bridge(OFFICE_Q, chunks(REGISTER)) is None
+    # A value's short name in brackets names its row: "the XPS" is the spectrometer's.
+    equipment = """| asset_id | description | room | custodian |
+|---|---|---|---|
+| EQ-0412 | X-ray photoelectron spectrometer (XPS) | E0.02 | Ewan Fraser |
+| EQ-0118 | Tensile test frame 50 kN | E1.07 | Ruth Okoye |"""
+    xps = hop.bridge("What's the extension of whoever looks after the XPS instrument?", chunks(equipment))
+    assert xps is not None and "X-ray photoelectron spectrometer" in xps.line, xps
     # A period the question and a title share is no link to another document.
     erratum = "ERRATUM - Q3 2024 BUSINESS REPORT\n\nTwo figures in that report were wrong."
     assert hop.bridge("What net revenue retention did we post for Q3 2024?", chunks(erratum)) is None

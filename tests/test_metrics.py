@@ -109,6 +109,10 @@ def test_aggregate_means_and_rank_over_found_bundles():
     ("The gate is open 06:00-14:00 on Saturdays.", "06:00–14:00", True),
     ("The deadline is still 31 March 2025.", "31 March 2025 (unchanged)", True),
     ("The deadline is 24 March 2025.", "31 March 2025 (unchanged)", False),
+    # a citation mark is no figure
+    ("Three results from the comparison need follow-up [1, 3].", "1", False),
+    ("One result needs follow-up [2].", "1", True),
+    ("1 result needs follow-up [2].", "1", True),
     ("Yes, the report is final.", "Yes", True),
     ("The report is not final.", "Yes", False),
 ])

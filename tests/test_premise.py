@@ -33,6 +33,12 @@ BRANCH_KO = [
     "가장 오래된 계약은 2019년에 체결되었고 계약 번호는 KR-2019-003이다.",
 ]
 
+POLICY = [
+    "[1] expenses-policy-v2.md: 5. Travel (Title: Expenses policy version 2)\n"
+    "Version 2 raises the hotel caps in London and Leeds.\n"
+    "The receipt threshold and the mileage rate are unchanged: 45p per mile.",
+]
+
 FALSE_PREMISES = [  # (kind, question, evidence, words the refusal names)
     ("antonym", "What is the youngest known rock to have metamorphosed?", GEOLOGY, ["oldest", "youngest"]),
     ("antonym", "By how much did open claims increase in 2023?", CLAIMS, ["decreased"]),
@@ -45,6 +51,8 @@ FALSE_PREMISES = [  # (kind, question, evidence, words the refusal names)
     ("antonym-ko", "가장 최근 계약은 언제 체결되었나요?", BRANCH_KO, ["가장 오래된", "가장 최근"]),
     ("year-ko", "2022년 회의에서 서울 지점의 보험료는 얼마나 올랐나요?", BRANCH_KO, ["2022"]),
     ("code-ko", "계약 번호 KR-2019-004는 언제 체결되었나요?", BRANCH_KO, ["KR-2019-004"]),
+    ("antonym", "Version 2 cut the mileage rate. What is the reduced rate per mile now?", POLICY,
+     ["unchanged"]),
 ]
 TWINS = [
     "What is the oldest known rock to have metamorphosed?",
@@ -58,6 +66,7 @@ TWINS = [
     "가장 오래된 계약은 언제 체결되었나요?",
     "2024년 회의에서 서울 지점의 보험료는 얼마나 올랐나요?",
     "계약 번호 KR-2019-003은 언제 체결되었나요?",
+    "Version 2 raised the hotel caps. What is the new cap in London?",
 ]
 PARAPHRASES = [  # answerable, worded otherwise than the evidence
     ("Which rock is the most ancient one known to have been metamorphosed?", GEOLOGY),
@@ -320,6 +329,15 @@ def test_a_noun_the_evidence_also_gives_unqualified_names_no_other_kind(check):
     assert check.check("What's the daily limit for a rental car on a business trip?", plain).holds
 
 
+def test_a_noun_heading_a_table_column_names_no_other_kind(check):
+    """A directory's "Extension" column stands after the previous header, "Name": no kind of
+    extension, so a "phone extension" is one the directory gives."""
+    directory = ["[1] staff-directory.csv (Title: staff-directory)\n"
+                 "| Staff ID | Name | Extension | Email |\n|---|---|---|---|\n"
+                 "| S010 | Priya Raman | 4122 | priya.raman@kvi.example |"]
+    assert check.check("What's Priya Raman's phone extension?", directory).holds
+
+
 @pytest.mark.parametrize(("question", "holds"), [
     ("How many new customers did we sign between July and September 2024?", True),  # Q3
     ("How many new customers did we sign in August 2024?", True),
@@ -342,3 +360,29 @@ def test_the_asker_and_a_possessive_name_nothing(check):
                 "under the maintenance agreement for booster pumps is capped at GBP 2 million."]
     assert check.check("What's the cap on Caledon's liability under our pump maintenance agreement?",
                        contract).holds
+
+
+def test_a_time_limit_asked_before_an_event_presumes_nothing(check):
+    """"The cut-off ... before the year-end" asks a date; the policy's "after this date" is no
+    contradiction of it."""
+    policy = ["[1] finance-memo.md: Year-end (Title: Year-end close 2024/25)\n"
+              "Purchase orders for goods must be raised by 27 June 2025. Orders for goods raised after "
+              "this date are processed in the new financial year."]
+    assert check.check("What's the cut-off for raising purchase orders for goods before the year-end?",
+                       policy).holds
+
+
+def test_a_change_the_memo_says_did_not_happen_is_contradicted_before_an_absent_month(check):
+    """"Why was the launch event pushed back to February?" where the memo's table says the launch
+    date is unchanged: the contradiction is the verdict, though February is in no evidence."""
+    memo = ["[1] timeline-memo.md: Revised dates (Title: Aerolith timeline revision)\n"
+            "| Milestone | Previous date | Revised date |\n|---|---|---|\n"
+            "| Incorporation | 2 December 2024 | 13 January 2025 |\n"
+            "| Public launch event | 15 January 2025 | 15 January 2025 (unchanged) |"]
+    verdict = check.check("Why was the Aerolith launch event pushed back to February?", memo)
+    assert verdict.status == "contradicted" and "unchanged" in verdict.message, verdict
+
+
+def test_an_acronyms_plural_is_the_acronym(check):
+    fees = ["[1] fee-schedule.json (Title: Licence fee schedule)\ndiscounts.sme.discount_pct: 20"]
+    assert check.check("How big a discount do SMEs get off our standard fees?", fees).holds

@@ -29,18 +29,20 @@ def ask(settings, question: str, draft: str):
 
 
 def test_a_paraphrase_is_answered_by_the_unit_it_restates(store):
-    answer = ask(store, HOW_OFTEN, "The client must hear how the work stands every two weeks.")
+    answer = ask(store, HOW_OFTEN, "Every two weeks the client gets an update on progress.")
     assert (answer.refused_by, answer.mode) == (None, "composed"), answer.to_dict()
     assert STATUS[:-1] in answer.answer and "every four weeks" not in answer.answer
     [segment] = answer.segments
     assert segment.supported and [r.score for r in segment.references] == [1.0]
     assert answer.sources[segment.references[0].ref - 1].doc == "engagement-policy.md"
-    assert answer.draft.startswith("The client must hear")  # the model's words stay as the draft
+    assert answer.draft.startswith("Every two weeks the client")  # the model's words stay as the draft
 
 
 @pytest.mark.parametrize("draft", [
-    "The client must hear how the work stands every three weeks.",  # no unit gives that count
-    "The client must hear how the work stands every four weeks.",  # the risk register's, not the client's
+    "Every three weeks the client gets an update on progress.",  # no unit gives that count
+    "Every four weeks the client gets an update on progress.",  # the risk register's, not the client's
+    # the question said back: what is left ("the client must every four weeks") is no one sentence
+    "The client must hear how the work stands every four weeks.",
 ])
 def test_a_paraphrase_no_unit_states_for_what_was_asked_is_refused(store, draft):
     answer = ask(store, HOW_OFTEN, draft)
@@ -57,7 +59,7 @@ def test_a_yes_the_quoted_rule_reaches_leads_the_quote(store):
 
 def test_quoting_switched_off_refuses_the_paraphrase(store):
     off = fresh_settings(store, store.storage_dir, answer={"quote_paraphrases": False})
-    answer = ask(off, HOW_OFTEN, "The client must hear how the work stands every two weeks.")
+    answer = ask(off, HOW_OFTEN, "Every two weeks the client gets an update on progress.")
     assert answer.refused_by == "references", answer.to_dict()
 
 

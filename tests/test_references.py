@@ -22,7 +22,7 @@ class TableScorer:
         self.table, self.chunks = table, chunks
         self.batches: list[list[tuple[str, str]]] = []
 
-    def __call__(self, pairs):
+    def __call__(self, pairs, asked=""):
         self.batches.append(list(pairs))
         return [self.table.get(seg, [0.0] * len(self.chunks))[self.chunks.index(chunk)]
                 for seg, chunk in pairs]
@@ -182,13 +182,13 @@ Test Name: FT-2024-07
     ("The steering column moved 38 mm.", False),  # no row named
 ])
 def test_a_table_row_states_a_segment_only_with_its_own_cell(segment, stated):
-    from rag.support import table_support
+    from rag.support_rules import table_support
 
     assert table_support(segment, RESULTS) is stated
 
 
 def test_a_code_copied_from_another_row_does_not_name_that_row():
-    from rag.support import table_support
+    from rag.support_rules import table_support
 
     inventory = ("| Dummy | Serial | Tests since calibration |\n|---|---|---|\n| ES-2re | ES-031 | 2 |\n"
                  "| WorldSID 50M | WS-015 | 11 |")
@@ -199,7 +199,7 @@ def test_a_code_copied_from_another_row_does_not_name_that_row():
 
 
 def test_a_run_code_names_its_row_and_not_its_neighbours():
-    from rag.support import table_support
+    from rag.support_rules import table_support
 
     sled = ("| run | speed_kmh | peak_decel_g | result |\n|---|---|---|---|\n| SL-12 | 64 | 29.3 | pass |\n"
             "| SL-13 | 66 | 30.2 | fail |\n| SL-14 | 68 | 31.1 | pass |")
@@ -229,13 +229,13 @@ Kernel modules to load at boot are listed in /etc/modules. Debian 6.0 was releas
     ("You can use the package reportbug to report a bug.", False),  # same script: the learned model decides
 ])
 def test_a_code_copied_into_the_other_language_states_the_segment(segment, stated):
-    from rag.support import code_support, common_codes
+    from rag.support_rules import code_support, common_codes
 
     assert code_support(segment, FAQ, common_codes([(segment, FAQ)])[segment]) is stated
 
 
 def test_a_code_most_of_the_chunks_hold_names_the_topic():
-    from rag.support import common_codes
+    from rag.support_rules import common_codes
 
     chunks = ["apt-get install foo", "apt-get remove foo", "use dpkg-divert here"]
     segment = "`apt-get`과 `dpkg-divert`를 씁니다."
