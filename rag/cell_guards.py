@@ -20,6 +20,7 @@ from rag.facts import Fact
 from rag.hop_question import asked
 from rag.labels import STOP, content, is_code, meets, same, words
 from rag.places import key, places
+from rag.premise_words import MONTHS
 from rag.text import hangul_script, split_sentences
 
 WHERE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
@@ -109,17 +110,19 @@ def given_otherwise(question: str, fact: Fact) -> str | None:
     return None if meets(held, given) else match.group(1)
 
 
+_CALENDAR = frozenset(MONTHS) | {m[:3] for m in MONTHS} | frozenset(
+    "sept monday tuesday wednesday thursday friday saturday sunday".split())  # a date's words, no site
 _PROPER = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z][\w-]+")  # a capitalised word not opening a sentence
 
 
 def named_otherwise(question: str, fact: Fact, table: FactTable) -> str | None:
-    """The proper name (a site, an office) the question gives that neither the cell's row, column
-    nor table holds, where the row names another the question does not: the row is another
-    site's. None otherwise."""
-    held = table.context(fact)
-    asked = [m.group() for m in _PROPER.finditer(question) if m.group().lower() not in STOP
+    """The proper name (a site, an office; no month) the question gives that no cell or header of
+    the table holds, nor its subject, where the row's label names another the question does not:
+    the row is another site's. None otherwise."""
+    held = {*table.subject_words, *(w for f in table.facts for w in words(f"{f.row} {f.column} {f.value}"))}
+    asked = [m.group() for m in _PROPER.finditer(question) if m.group().lower() not in STOP | _CALENDAR
              and not meets(held, words(m.group()))]
-    label = " ".join(table.aliases.get(fact.row, (fact.row,)))
+    label = " ".join(table.aliases.get(fact.row, (fact.row,))[:2])  # its label and its name
     own = [m.group() for m in re.finditer(r"\b[A-Z][a-z][\w-]+", label)
            if m.group().lower() not in STOP and not meets(words(question), words(m.group()))]
     return asked[0] if asked and own else None

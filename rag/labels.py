@@ -22,7 +22,8 @@ _INFLECTION = frozenset({"ed", "d", "s", "es", "ing"})
 _DIGIT = re.compile(r"\d")
 _CAPITALS = re.compile(r"\b[A-Z]{3,5}\b")
 BRACKETS = re.compile(r"[(\[][^)\]]*[)\]]")
-SHORT_NAME = re.compile(r"\S\s*\(([^()]+)\)\s*$")  # a value's short name in brackets: "LC-HRMS (Orbitrap)"
+# A value's short name in brackets: "LC-HRMS (Orbitrap)"; a code there is a reference ("Avonmouth (HM-2301)")
+SHORT_NAME = re.compile(r"\S\s*\(([^()\d]+)\)\s*$")
 STOP = frozenset(
     "a an the of in on at for to by with from and or is are was were be been did does do has have had "
     "what which who whom whose when where how many much its it this that these those there per all any "

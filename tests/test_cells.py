@@ -467,6 +467,8 @@ def test_a_documents_name_an_initialism_and_a_currencys_scale(base_settings, tmp
     # another office's row is no answer for this one: said so, not given
     leiden = answer("How much is a staff parking permit at the Leiden office?")
     assert leiden.kind == "cell" and "£240" in leiden.text, leiden
+    june = answer("How much was a staff parking permit in June?")  # a month is no other site
+    assert june.kind == "cell" and "£240" in june.text, june
     dearest = answer("What is the most expensive item on the quick reference?")  # the charge column
     assert dearest.kind == "max" and dearest.facts[0].row == "Leiden staff parking permit", dearest
     utrecht = answer("How much is a staff parking permit at the Utrecht office?")
