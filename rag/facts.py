@@ -25,7 +25,7 @@ from llama_index.core.schema import BaseNode, MetadataMode
 from rag.text import markdown_tables
 from rag.units import CURRENCIES, SCALES, amounts, figures, value
 
-FACTS_VERSION = 6  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
+FACTS_VERSION = 7  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
 
 FACTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -93,8 +93,8 @@ def label_unit(label: str) -> str:
     """The unit a row label or column header names for its figures, as it names it: its words in
     brackets ("(mm)", "(EUR thousand)") or its last words ("speed_kmh", "fee_eur_k", "Force kN");
     "" when none ("status_12m" holds a figure, not a unit)."""
-    # a bracket's words after a comma qualify its unit: "(GBP, excl. VAT)"
-    parts = [(part.split(",")[0], True) for part in _PARENTHESIS.findall(label)] + [
+    # a bracket's words after a comma, or "of", qualify its unit: "(GBP, excl. VAT)", "(% of revenue)"
+    parts = [(re.split(r"\s+of\s+", part.split(",")[0])[0], True) for part in _PARENTHESIS.findall(label)] + [
         (_PARENTHESIS.sub(" ", label), False)]
     for part, bracketed in parts:
         part = _SYMBOL_SCALE.sub(lambda m: f"{m.group(1)} {_SCALE_WORD.get(m.group(2), m.group(2))}", part)

@@ -445,6 +445,7 @@ def test_a_documents_name_an_initialism_and_a_currencys_scale(base_settings, tmp
     load (WL)", not the 1.5 x WL one; "the cut-off for ..." names the row "Last date to ..."; the
     Leiden permit's row is no answer for the Utrecht office."""
     assert label_unit("Revenue (£k)") == "GBP k" and label_unit("Spend (€000)") == "EUR thousand"
+    assert label_unit("Claims ratio (% of revenue)") == "%"  # what it is a share of qualifies the unit
     answer, _ = lookup_over(base_settings, tmp_path_factory, "quarters", 5)
 
     revenue = answer("In the Q4 2024 board review, what was revenue in Q3 2024?")
