@@ -3,8 +3,7 @@ figure (`contradicted`) or speaks of it first (`named_ahead`), whether the quest
 thing through the cell (`through_another`), names another row's place (`named_otherwise`) or a
 premise the cell contradicts (`given_otherwise`), and whether a count is of this table's things
 (`counted_here`) or stated in prose (`count_stated`); with the helpers they share: a table of a
-fact (`table_of`), a chunk's line-by-line sentences (`line_sentences`) and a subject that names
-another period's code (`rules_out`).
+fact (`table_of`) and a subject that names another period's code (`rules_out`).
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from rag.hop_question import asked
 from rag.labels import STOP, content, is_code, meets, same, words
 from rag.places import key, places
 from rag.premise_words import MONTHS
-from rag.text import hangul_script, split_sentences
+from rag.text import hangul_script, line_sentences, split_sentences
 
 WHERE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
 _RELATIVE = re.compile(r"\b(?:who|whoever|whom|that)\b", re.IGNORECASE)
@@ -30,11 +29,6 @@ _KEY_LINE = re.compile(r"^[\w\[\]-]+(?:[._][\w\[\]-]+)*:\s")  # a JSON field's l
 
 def table_of(fact: Fact, tables: Sequence[FactTable]) -> FactTable | None:
     return next((t for t in tables if (t.doc, t.key) == (fact.doc, fact.table)), None)
-
-
-def line_sentences(text: str) -> list[str]:
-    """The sentences of each line: a table row or a field is one, never joined to the next line."""
-    return [sentence for line in text.splitlines() for sentence in split_sentences(line)]
 
 
 def rules_out(subject: frozenset[str] | set[str], codes: Sequence[str]) -> bool:

@@ -21,15 +21,15 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore
 from rag.corrections import corrected_figure
 from rag.places import dates
 from rag.premise_words import DEADLINE
-from rag.cell_guards import (WHERE, contradicted, count_stated, counted_here, given_otherwise, line_sentences,
-                             named_ahead, named_otherwise, rules_out, table_of, through_another)
+from rag.cell_guards import (WHERE, contradicted, count_stated, counted_here, given_otherwise, named_ahead,
+                             named_otherwise, rules_out, table_of, through_another)
 from rag.fact_tables import FactTable, label_text
 from rag.initialisms import SHORT, definitions, spelled_out
 from rag.facts import Fact
 from rag.labels import STOP, content, is_code, is_place, same, words
 from rag.lexical import LexicalIndex
 from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
-from rag.text import hangul_script
+from rag.text import hangul_script, line_sentences
 from rag.units import named_units, value
 
 _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)

@@ -27,7 +27,8 @@ import numpy as np
 from rag.files import write_text_atomically
 from rag.logistic import Logistic, fit_standardised
 from rag.scoring import BiEncoderScorer, Pair, Scorer
-from rag.text import HEADER, NUMBER, across_scripts, hangul_script, restated, split_sentences, trigrams
+from rag.text import (HEADER, NUMBER, across_scripts, hangul_script, line_sentences, restated,
+                      split_sentences, trigrams)
 from rag.claims import claims_backed, claims_named, met_cases, stated_figures
 from rag.support_rules import (CLAIM_SUPPORT, CODE_SUPPORT, TABLE_SUPPORT, code_support, common_codes,
                                passages, table_support)
@@ -47,8 +48,7 @@ def one_sentence_holds(segment: str, chunk: str, share: float = 0.75) -> bool:
     nor the one about the risk register's four."""
     needed = {w.lower() for w in re.findall(r"\w+", segment) if len(w) > 2} - _FILLER
     figures = figures_of(segment)
-    lines = HEADER.sub("", chunk, count=1).splitlines()
-    for sentence in (s for line in lines for s in split_sentences(line)):
+    for sentence in line_sentences(HEADER.sub("", chunk, count=1)):
         held = {w.lower() for w in re.findall(r"\w+", sentence)}
         if figures <= figures_of(sentence) and len(needed & held) >= share * len(needed):
             return True

@@ -107,6 +107,11 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in sentences if s]
 
 
+def line_sentences(text: str) -> list[str]:
+    """The sentences of each line: a table row or a field is one, never joined to the next line."""
+    return [sentence for line in text.splitlines() for sentence in split_sentences(line)]
+
+
 def _split_line(line: str) -> list[str]:
     line = re.sub(r"\s+", " ", line).strip()
     out, start = [], 0
