@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from dataclasses import dataclass, replace
 
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore
@@ -240,8 +240,11 @@ class CellLookup:
             grouped.setdefault((fact.doc, fact.table), []).append(fact)
             if code := currency_field(fact):
                 currency[fact.doc] = code
-        # a document's initialisms, read only where a header writes one
-        defined = cache(lambda doc: definitions(self.index.document_text(doc)))
+        version = cache(self.index.version)  # asked only where a header writes an initialism
+
+        def defined(doc: str) -> dict[str, str]:
+            return _definitions(self.index, doc, version())
+
         return [replace(FactTable.of(doc, key, facts, [str(v) for k, v in meta[doc].items()
                                                     if k not in _LOCATION and isinstance(v, str)],
                                      bool(top & {f.chunk_id for f in facts})), currency=currency.get(doc, ""),
@@ -262,6 +265,14 @@ def _corrected(row: Sequence[Fact], restating: Sequence[tuple[str, BaseNode]]) -
             fact, figure = found[0]  # the table's cell still, read from the correction's chunk
             fixed[fact.column] = replace(fact, chunk_id=node.node_id, value=figure, number=value(figure))
     return fixed
+
+
+@lru_cache(maxsize=1024)
+def _definitions(index: LexicalIndex, doc: str, version: int) -> dict[str, str]:
+    """The initialisms a document spells out, read once per document and index version: the
+    candidates of one question after another are the same documents, and reading a long one
+    whole is not free."""
+    return definitions(index.document_text(doc))
 
 
 def _held_codes(tables: list[FactTable], asked: Sequence[str]) -> list[FactTable]:
