@@ -49,8 +49,8 @@ def other_kind(question: str, texts: Sequence[str]) -> str:
     word nor an adverb, the qualifier's stem in no evidence text, the noun's always after
     another word that is no stop word. "" where none."""
     words = [w.lower() for text in texts for w in _LATIN.findall(text)]
-    stemmed = [word_stem(w) for w in words]
-    stems = set(stemmed)
+    stems = {word_stem(w) for w in words}
+    phrases = [_LATIN.findall(phrase) for phrase in _PHRASE.split("\n".join(texts))]
     for match in _PAIR.finditer(question):
         qualifier, noun = match.groups()
         if {qualifier, noun} & (STOP | _FUNCTION) or qualifier in _UNQUALIFIED or _NO_KIND.search(qualifier) \
@@ -62,8 +62,7 @@ def other_kind(question: str, texts: Sequence[str]) -> str:
             continue
         # the word before each of the noun's mentions in its phrase; none (a table's "Extension"
         # column, a list's first word) is no kind of it
-        before = [tokens[i - 1].lower() if i else "" for phrase in _PHRASE.split("\n".join(texts))
-                  for tokens in [_LATIN.findall(phrase)] for i, word in enumerate(tokens)
+        before = [tokens[i - 1].lower() if i else "" for tokens in phrases for i, word in enumerate(tokens)
                   if word_stem(word.lower()) == word_stem(noun)]
         if before and all(b and b not in _UNQUALIFIED for b in before):
             return match.group()

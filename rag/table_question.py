@@ -19,9 +19,9 @@ from rag.labels import STOP, content, is_code, meets, named, same, words
 from rag.places import dates
 from rag.units import CURRENCIES, named_units
 
-# Columns that hold "the" value of a measure named by the row: the default when no column is named.
 # A row-label header that only numbers the rows: the row is said by its name
 _ITEM = frozenset("no nr number item ref 번호 순번".split())
+# Columns that hold "the" value of a measure named by the row: the default when no column is named.
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
 # A yes/no column's spellings: a count of the rows it marks ("are mandatory") reads the yes side.
 _YES = frozenset({"yes", "y", "true", "x", "✓", "✔", "예", "o"})
