@@ -113,9 +113,11 @@ def named_otherwise(question: str, fact: Fact, table: FactTable) -> str | None:
     """The proper name (a site, an office; no month) the question gives that no cell or header of
     the table holds, nor its subject, where the row's label names another the question does not:
     the row is another site's. None otherwise."""
+    names = [m.group() for m in _PROPER.finditer(question) if m.group().lower() not in STOP | _CALENDAR]
+    if not names:  # most questions: the table's words are not read
+        return None
     held = {*table.subject_words, *(w for f in table.facts for w in words(f"{f.row} {f.column} {f.value}"))}
-    asked = [m.group() for m in _PROPER.finditer(question) if m.group().lower() not in STOP | _CALENDAR
-             and not meets(held, words(m.group()))]
+    asked = [name for name in names if not meets(held, words(name))]
     label = " ".join(table.aliases.get(fact.row, (fact.row,))[:2])  # its label and its name
     own = [m.group() for m in re.finditer(r"\b[A-Z][a-z][\w-]+", label)
            if m.group().lower() not in STOP and not meets(words(question), words(m.group()))]
