@@ -160,13 +160,12 @@ class CellLookup:
         if found and found.kind in ("cell", "blank") and named_ahead(found.facts, candidates):
             return None  # a better-ranked chunk speaks of that row: the pipeline reads it
         fact = found.facts[0] if found and found.kind == "cell" else None
-        # a table of one value column ("Item | Detail")
-        single = fact and (table := table_of(fact, tables)) is not None and len(table.columns) == 1
+        table = table_of(fact, tables) if fact else None
+        single = table is not None and len(table.columns) == 1  # one value column ("Item | Detail")
         if fact and single and (given := given_otherwise(question, fact)):
             # "Tidewell's Toronto headquarters" where the one value column says Dublin
             return CellAnswer("premise", f"The documents give {fact.value} as the {fact.row}, not {given}.",
                               found.facts)
-        table = table_of(fact, tables) if fact else None
         if fact and table is not None and (other := named_otherwise(question, fact, table)):
             # "the staff parking permit at the Eindhoven office" where the row is Kestrelford's
             row = label_text(fact.row)
