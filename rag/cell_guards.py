@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.claims import claims
+from rag.codes import given_codes
 from rag.fact_tables import FactTable
 from rag.facts import Fact
 from rag.hop_question import asked
@@ -117,7 +118,9 @@ def named_otherwise(question: str, fact: Fact, table: FactTable) -> str | None:
     if not names:  # most questions: the table's words are not read
         return None
     held = {*table.subject_words, *(w for f in table.facts for w in words(f"{f.row} {f.column} {f.value}"))}
-    asked = [name for name in names if not meets(held, words(name))]
+    coded = given_codes(question)  # "Kellbrook (KBW)": the code stands for the name
+    asked = [name for name in names
+             if not meets(held, words(name)) and not meets(held, words(coded.get(name, "")))]
     label = " ".join(table.aliases.get(fact.row, (fact.row,))[:2])  # its label and its name
     own = [m.group() for m in re.finditer(r"\b[A-Z][a-z][\w-]+", label)
            if m.group().lower() not in STOP and not meets(words(question), words(m.group()))]

@@ -32,6 +32,7 @@ from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
 from rag.text import hangul_script, line_sentences
 from rag.units import named_units, value
 
+_VALUE = re.compile(r"\b(?!what\b|which\b|the\b|its\b|a\b)[a-z]{3,} value\b", re.I)
 _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spellings.split(",")), re.I)
               for spellings in ("most expensive,costliest,priciest,dearest,"
                                 "highest,largest,biggest,greatest,most,maximum,longest,heaviest,fastest,"
@@ -95,15 +96,19 @@ class CellLookup:
                    newer or (lambda doc: []))
 
     def answer(self, question: str, candidates: Sequence[NodeWithScore],
-               lifted: frozenset[str] = frozenset()) -> CellAnswer | None:
+               lifted: frozenset[str] = frozenset(),
+               fetch: Callable[[str], list[NodeWithScore]] | None = None) -> CellAnswer | None:
         """The cell answer, or None. `lifted`: the chunks currency ranked above the chunks of the
         documents they supersede or correct (rag/currency.py): each widens the best-ranked window
-        by one, so an erratum's prose put first does not push the table asked out of it."""
+        by one, so an erratum's prose put first does not push the table asked out of it. `fetch`:
+        a retrieval within the asker's filters, run once for the ids of the rows the question
+        names by value where no candidate register gives them (a join of two registers)."""
         if not self.enabled or not candidates or _WHY.search(question):
             return None  # a reason is never a cell
         window = self.top_chunks + sum(c.node.node_id in lifted
                                        for c in candidates[: self.top_chunks + len(lifted)])
         asked = [w for w in words(question) if w not in STOP]
+        asked += ["value"] * bool(_VALUE.search(question))  # "the annual value": a column's word
         # "in-service" names the column "in_service" (whose "in" is a stop word): its parts too
         asked += [part for w in asked if "-" in w and not is_code(w)
                   for part in w.split("-") if part not in STOP]
@@ -147,6 +152,13 @@ class CellLookup:
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)
+        if found is None and not _COUNT.search(question):
+            found = ask.joined(tables)  # through another register's id: "the contract Helen Okafor manages"
+            if found is None and fetch is not None and (keys := ask.keys(tables)):
+                known = {(t.doc, t.key) for t in tables}
+                more = [t for t in self._tables(fetch(" ".join([*keys, question])), 0)
+                        if (t.doc, t.key) not in known]
+                found = ask.joined([*tables, *more]) if more else None
         read = found.facts[0] if found and found.kind in ("cell", "conflict") else None
         if read and through_another(question, read):
             found = None  # "the job title of the person who reported INC-24-044": not its reporter's id

@@ -39,6 +39,9 @@ class Claim:
     named: frozenset[str] = frozenset()  # the keys of its sentence's place names ("Leeds"): where, not what
 
 
+_MONTH_NAME = re.compile(r"\s+[a-z]{3,}")  # a month before a noun: "the January board"
+
+
 @lru_cache(maxsize=4096)
 def claims(segment: str) -> tuple[Claim, ...]:
     """The figures and dates each sentence of the segment claims, each with the words it owns
@@ -52,7 +55,10 @@ def claims(segment: str) -> tuple[Claim, ...]:
         # places ("Leeds"), not codes ("ENG-2024-022" is the row itself)
         scope = frozenset(k for name in names(sentence) if not any(c.isdigit() for c in name)
                           for k, _, _ in keys(name))
-        for amount, date, _, _, words in owned(sentence):
+        for amount, date, start, end, words in owned(sentence):
+            if date is not None and date[0] is None and date[2] is None \
+                    and _MONTH_NAME.match(sentence[end:]) and sentence[:start].lower().endswith("the "):
+                continue  # "after the January surveillance visit" names the visit, claims no date
             distance: dict[str, int] = {}
             for word, gap in words:
                 distance[word] = min(distance.get(word, gap), gap)

@@ -19,7 +19,8 @@ from rag.answer import AnswerSegment, Source, cited_answer, is_refusal
 from rag.asked import heading, lacks
 from rag.compose import Composer, notice
 from rag.context import Evidence
-from rag.names import named
+from rag.codes import CorpusCodes
+from rag.names import named, sited
 from rag.quotes import Quoter
 from rag.references import ReferenceMatcher
 from rag.rewrite import script_language
@@ -40,12 +41,14 @@ class Drafter:
     matcher: ReferenceMatcher
     quoter: Quoter
     store: Store
+    codes: CorpusCodes  # the corpus's sites by code, whose figures one sentence of a chunk gives
 
     @classmethod
     def from_settings(cls, settings: Settings, llm: LLM, matcher: ReferenceMatcher, quoter: Quoter,
                       store: Store) -> Drafter:
         return cls(settings, llm, settings.answer.prompt_file.read_text(encoding="utf-8"),
-                   Composer.from_settings(settings, matcher), matcher, quoter, store)
+                   Composer.from_settings(settings, matcher), matcher, quoter, store,
+                   CorpusCodes.from_settings(settings, store.lexical))
 
     def refusal(self, language: str) -> str:
         """The refusal sentence in this answer language."""
@@ -131,9 +134,12 @@ class Drafter:
     def match(self, text: str, top: list[NodeWithScore], sources: list[Source],
               threshold: float | None = None, question: str = "") -> list[AnswerSegment]:
         """The matcher's segments, each reference's document holding the names the segment gives
-        its thing ("the Leeds site" is not backed by the Rotterdam handbook: rag/names.py)."""
+        its thing ("the Leeds site" is not backed by the Rotterdam handbook: rag/names.py), and
+        each chunk's sentence of its figures of the site it names."""
         segments = self.matcher.run(text, top, threshold, question)
         docs = [node.node.metadata.get("doc") for node in top]
         chunks = [node.node.get_content(metadata_mode=MetadataMode.EMBED) for node in top]
         document = cache(lambda doc: document_texts(self.store.collection, [doc]).get(doc, ""))
-        return [AnswerSegment.of(named(segment, docs, chunks, document), sources) for segment in segments]
+        sites = self.codes.codes()
+        return [AnswerSegment.of(sited(named(segment, docs, chunks, document), chunks, sites), sources)
+                for segment in segments]

@@ -25,7 +25,7 @@ from llama_index.core.schema import BaseNode, MetadataMode
 from rag.text import markdown_tables
 from rag.units import CURRENCIES, SCALES, amounts, figures, value
 
-FACTS_VERSION = 7  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
+FACTS_VERSION = 8  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
 
 FACTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -70,13 +70,15 @@ class Fact:
 
 
 def unit_word(word: str, money: bool = False) -> str:
-    """The unit, currency or scale a label's word is ("mm", "eur", "thousand", "pct"), else "";
+    """The unit, currency or scale a label's word is ("mm", "eur", "thousand", "pct", "gbpk"), else "";
     "m" and "k" are scales only beside a currency ("eur_m"), "m" alone is metres."""
     lowered = word.lower()
     if any(c.isdigit() for c in word):
         return ""
     if lowered in _MONEY:
         return _MONEY[lowered]
+    if (joined := re.fullmatch(r"([a-z]{3})(k|m|mn|bn)", lowered)) and joined.group(1) in _MONEY:
+        return f"{_MONEY[joined.group(1)]} {joined.group(2)}"  # "GBPk": a currency and its scale, one word
     if lowered in ("pct", "percent", "%"):
         return "%"
     if lowered in SCALES and (money or len(lowered) > 2):

@@ -30,7 +30,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from rag.answer import AnswerSegment, Source
 from rag.facts import BLANKS, number_of
-from rag.hop_question import WHERE_ASKED, asked
+from rag.hop_question import WHEN_ASKED, WHERE_ASKED, asked
 from rag.labels import SHORT_NAME, STOP, content, is_code, is_place, meets, named, same, words
 from rag.postprocessors import best_ranked
 from rag.premise_words import CODE, NOT_NAMES
@@ -152,12 +152,19 @@ def _entity(value: str) -> bool:
     return number_of(value) is None and _LETTER.search(value) is not None
 
 
+# A column of dates: what a "when" question reached through a row asks ("Start_Dt", "due date")
+_DATED = frozenset("date dates dt dated day start started joined hired since due deadline "
+                   "날짜 일자 시작일 입사일".split())
+
+
 def _asks(label: str, asked: tuple[str, ...]) -> bool:
     """Whether a column is the one asked: each asked word names a word of it ("return period" names
     return_period_years, not period_inception), or the asked words name the whole of it ("registration
     plate" names registration)."""
     if asked == WHERE_ASKED:
         return is_place(label)
+    if asked == WHEN_ASKED:
+        return bool(set(words(label)) & _DATED)
     own = content(label)
     return bool(asked) and (all(any(same(w, a) for w in own) for a in asked)
                             or bool(own) and all(any(same(w, a) for a in asked) for w in own))
@@ -301,7 +308,9 @@ class Hop:
             return _anchor(row, others) is not None and any(_asks(k, want.words) and not _held(v, others)
                                                             for k, v in row)
 
-        one_row = any(sum(map(answers, records(text)[0])) == 1 for text in texts)
+        # "when did the person leading the cutover join": the cutover's own date is not asked
+        one_row = want.words != WHEN_ASKED and any(sum(map(answers, records(text)[0])) == 1
+                                                   for text in texts)
         read = [records(text) for text in texts[: self.chunks]]
         # A row's line: the cells the question names and the entity's (its other figures are no part).
         # A row's relation column names its entity outright, so a row of any of the chunks comes
@@ -348,7 +357,10 @@ class Hop:
             for k, v in row:
                 values.setdefault(k, set()).add(v)
         naming = {k for k, found in values.items() if len(rows) >= 3 and len(found) >= 0.8 * len(rows)}
+        generic = bridge.asked in (WHEN_ASKED, WHERE_ASKED)
         for row in rows:
+            if generic and sum(_touched(v, bridge.given) and not _is(v, bridge.entity) for _, v in row) >= 2:
+                continue  # the row of the thing the question describes: its date is not the entity's
             cells = [(k, v) for k, v in row if v and (_is(v, bridge.entity) or _asks(k, bridge.asked))
                      and not (_held(v, bridge.given) and not _is(v, bridge.entity))]
             entity = any(_is(v, bridge.entity) for _, v in cells)

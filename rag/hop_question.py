@@ -8,6 +8,8 @@ another thing it describes; for kinds of questions, English and Korean.
     True
     >>> asked("What is the daily meal allowance?").through
     False
+    >>> asked("When did the person leading the SCADA cutover join the company?")
+    Asked(words=('when',), figure=False, through=True, via=())
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rag.text import hangul_script
 _WH = frozenset({"which", "what"})
 _WH_IS = re.compile(r"\b(what|who|where|which|how)['’]s\b", re.IGNORECASE)
 WHERE_ASKED = ("where",)  # the asked words of a "where" question: any column naming a place
+WHEN_ASKED = ("when",)  # and of a "when" question: any column naming a date
 _HOW = frozenset({"many", "much", "long", "old", "often", "far"})
 # What follows the asked phrase when the question reaches the asked thing through another.
 _THROUGH = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "of"})
@@ -60,11 +63,11 @@ def asked(question: str) -> Asked:
         return Asked(tuple(head), figure, through)
     for i, word in enumerate(found):
         # "where" asks a place, reached through what the question describes ("the person leading")
-        if word == "where":
-            rest = found[i + 2:]  # past its auxiliary ("where is")
+        if word in ("where", "when"):
+            rest = found[i + 2:]  # past its auxiliary ("where is", "when did")
             through = any(w in _THROUGH | {"who", "whoever"} or (len(w) > 4 and w.endswith("ing"))
                           for w in rest)
-            return Asked(WHERE_ASKED, False, through)
+            return Asked(WHERE_ASKED if word == "where" else WHEN_ASKED, False, through)
         if word == "who" and i + 1 < len(found) and re.fullmatch(r"[a-z]{2,}[^s]s", found[i + 1]) \
                 and found[i + 1] not in _THROUGH:
             # "who owns the service that went down": its owner, reached through what it describes

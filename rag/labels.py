@@ -2,8 +2,8 @@
 share of a row label's or column header's words it holds. Codes and numbers match exactly (a
 hyphen aside: "SL05" is "SL-05"; "24" names "24m"); other words by their start or stem, so English
 endings and Korean particles do not matter ("deceleration" names "decel", "calibrated" names
-"calibration", "하중은" names "하중"); a label's unit, currency or scale need not be named
-("fee_eur_k" is named by "fee")."""
+"calibration", "하중은" names "하중"; a contraction by its word: "fcst" forecast); a label's unit,
+currency or scale need not be named ("fee_eur_k" is named by "fee")."""
 
 from __future__ import annotations
 
@@ -98,7 +98,21 @@ def same(label_word: str, question_word: str) -> bool:
             and label_word.startswith(question_word):
         return True  # "own" names "owned"; a stem too short for `_stem`
     return len(label_word) >= 3 and (question_word.startswith(label_word)
-                                     or _stem(question_word) == _stem(label_word))
+                                     or _stem(question_word) == _stem(label_word)
+                                     or _contracted(label_word, question_word))
+
+
+def _contracted(label_word: str, question_word: str) -> bool:
+    """A header's contraction of the word: "fcst" forecast, "tgt" target, "mgr" manager: no vowel
+    after its first letter, the word's letters in order from the same first to the same last."""
+    if not (label_word.isalpha() and len(label_word) >= 3) or re.search(r"[aeiou]", label_word[1:]):
+        return False
+    for word in {question_word, question_word.removesuffix("s")}:
+        if word[:1] == label_word[0] and word[-1:] == label_word[-1]:
+            rest = iter(word[1:])
+            if all(letter in rest for letter in label_word[1:]):
+                return True
+    return False
 
 
 def meets(these: Iterable[str], those: Sequence[str]) -> bool:

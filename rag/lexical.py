@@ -212,6 +212,14 @@ class LexicalIndex:
             return "\n\n".join(text for (text,) in db.execute(
                 "SELECT text FROM chunks WHERE doc = ? ORDER BY id", (doc,)))
 
+    def texts_with(self, part: str) -> list[str]:
+        """The text of every chunk that holds `part`."""
+        if not self.exists():
+            return []
+        with self._connection() as db:
+            found = db.execute("SELECT text FROM chunks WHERE instr(text, ?) > 0", (part,))
+            return [text for (text,) in found]
+
     @classmethod
     def _delete(cls, db: sqlite3.Connection, doc: str) -> None:
         rows, length = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM chunks WHERE doc = ?",

@@ -22,6 +22,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from rag.answer import Answer, AnswerSegment, Query, Source, cited_answer
 from rag.cells import CellLookup
 from rag.compose import notice
+from rag.codes import CorpusCodes
 from rag.conflicts import ConflictFinder, disagreement, restated, said
 from rag.context import ContextBuilder, Evidence, Widening
 from rag.currency import CurrentFirst
@@ -84,6 +85,7 @@ class RagPipeline:
         self.widening = Widening.from_settings(settings)
         self.cells = CellLookup.from_settings(settings, self.store, self.current.newer)
         self.premise = PremiseCheck.from_settings(settings)
+        self.codes = CorpusCodes.from_settings(settings, self.store.lexical)
         self.hop = Hop.from_settings(settings)
         self.drafter = Drafter.from_settings(settings, self.llm, self.matcher,
                                              Quoter.from_settings(settings, self.current.newer), self.store)
@@ -152,7 +154,7 @@ class RagPipeline:
             check_filters(cfg, docs or [], where or {})
         room = self.room(question)  # before any LLM call: a pasted document is refused at once
         started = time.perf_counter()
-        query = Query(question, self.rewriter.standalone(question, history))
+        query = Query(question, self.codes.expand(self.rewriter.standalone(question, history)))
         if query.rewritten:
             room = self.room(query.standalone)
         timings: dict[str, float] = {}
@@ -171,7 +173,8 @@ class RagPipeline:
         widest = self.widening.size(keep, self.widening.steps)  # ranked once, widened by prefixes,
         # and the next ones read for a figure disagreeing with the answer's (rag/conflicts.py)
         reranker = self.reranker.model_copy(update={"top_n": widest + cfg.currency.conflict_candidates})
-        query = replace(query, translated=None if lead else self.translation.for_retrieval(query.standalone))
+        translated = None if lead else self.translation.for_retrieval(query.standalone)
+        query = replace(query, translated=translated and self.codes.expand(translated))
         if query.translated:
             lap("translate")
         found = list(lead) or retrieved(retriever, query.queries)  # both questions' candidates
@@ -230,9 +233,11 @@ class RagPipeline:
             return answered(self.drafter.refusal(language), Source.listed(top), "retrieval"), False
 
         # A question that names a table's row and column is answered from the cell, no LLM call.
-        cell = next(filter(None, (self.cells.answer(q, ranked, lifted) for q in query.queries)), None)
+        fetch = lambda text: retrieved(retriever, [text])  # noqa: E731 - within the asker's filters
+        cell = next(filter(None, (self.cells.answer(q, ranked, lifted, fetch) for q in query.queries)), None)
         lap("cells")
         if cell is not None:
+            cell = replace(cell, text=self.codes.spelled(cell.text))
             return answered(*self._cited_cells(cell, ranked), mode="cells"), False
         # A bridge to another document (a lead's name, not their office): one more retrieval.
         hopped = self.hop.follow(query.search, ranked, keep, retriever, reranker)

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from rag.premise_words import (
     ASKED, BOUND_AFTER, BOUND_BEFORE, CLAUSE_AFTER, CODE, DEADLINE, ENDS, FIGURE, IDENTIFIER, MONTH, MONTHS,
     NAME, NOT_NAMES, PAIRS, PARTICLE, QUANTITIES, SCALE, STOP, TIME_AFTER, VERSION, WH_KO, YES_NO, Side,
-    acronym, holds_acronym,
+    acronym, asked_clause, holds_acronym,
 )
+from rag.codes import GIVEN
 from rag.near_miss import other_kind, word_stem
 from rag.settings import Settings
 from rag.shown_tables import NUMBERED, shown_tables, swapped
@@ -79,6 +80,15 @@ def _number(digits: str) -> float:
     return float(re.sub(r"\D", "", digits))
 
 
+def _coded(question: str, joined: str) -> str:
+    """The question without the codes in brackets that follow its names ("at Kellbrook (KBW)",
+    rag/codes.py), and without the name too where the evidence holds its code: either one held is
+    the thing named."""
+    def held(match: re.Match[str]) -> str:
+        return " " if re.search(rf"\b{match.group(2)}\b", joined) else match.group(1)
+    return GIVEN.sub(held, question)
+
+
 def _squeezed(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.lower())
 
@@ -122,7 +132,7 @@ class PremiseCheck:
         if verdict.holds and self.entities and not _yes_no(question) and (row := swapped(question, texts)):
             verdict = _swapped(*row, language)  # "the 400 bar bench at Linz": the row says Brno
         if verdict.holds and self.entities and names and language == "en" \
-                and (kind := other_kind(question, texts)):
+                and (kind := other_kind(asked_clause(question), texts)):
             verdict = self._absent(kind, language)  # "a rental car" where the policy pays for your own car
         return verdict
 
@@ -157,6 +167,7 @@ class PremiseCheck:
                 return self._absent(figure[0] + unit, language)
         if not names:
             return STATED
+        rest = _coded(rest, joined)
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", joined)}
         # A name in a sentence that only sets the scene ("I'm visiting a customer in Graz next
         # week. What is paid per km?") is the asker's circumstance, not what the answer rests on.

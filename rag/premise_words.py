@@ -206,3 +206,21 @@ def holds_acronym(word: str, text: str) -> bool:
 
 
 _JOINING = frozenset({"of", "and", "for", "the"})
+
+
+# Where the asked clause starts after a clause setting the scene: "I've just started on shift work
+# at one of the works - how long have I got ...?"
+_ASKING = re.compile(r"(?:[.!?;:]|\s[-–—])\s+(?=(?:how|what|when|where|which|who|why|is|are|do|does|did|can|"
+                     r"could|should|will|would|have|has|may|must)\b)", re.IGNORECASE)
+
+
+_ASKER = re.compile(r"\s*(?:I|I'm|I've|I'll|I’m|I’ve|we|we're|we've|we’re|my|our)\b", re.IGNORECASE)
+
+
+def asked_clause(question: str) -> str:
+    """The clause that asks, without the asker's circumstances set before it."""
+    starts = [m.end() for m in _ASKING.finditer(question)]
+    if not starts or not _ASKER.match(question):
+        return question  # "For rental cars, what is the rate?": the condition is the question's
+    return question[starts[-1]:]
+

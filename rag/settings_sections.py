@@ -272,6 +272,11 @@ class RetrievalSettings(Section):
         0.1, ge=0, le=1, description="Refuse without generating when no kept chunk's bi-encoder relevance "
         "(calibrated cosine) reaches this."
     )
+    named_codes: bool = Field(
+        True, description="Ask a question that names a site, team or system with the code the corpus gives "
+        "it "
+        "(\"Kellbrook Water Treatment Works (KBW)\"): registers often hold only the code (rag/codes.py)."
+    )
 
     @model_validator(mode="after")
     def _keep_at_most_retrieved(self) -> RetrievalSettings:

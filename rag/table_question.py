@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -23,6 +23,9 @@ from rag.units import CURRENCIES, named_units
 _ITEM = frozenset("no nr number item ref 번호 순번".split())
 # Columns that hold "the" value of a measure named by the row: the default when no column is named.
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
+# Columns that hold no compared thing's figure but a yardstick or a sum: "Target", "Limit", "Total"
+_REFERENCE = frozenset("target targets limit limits threshold budget plan goal benchmark standard spec total "
+                       "average avg mean median sum 목표 기준 한도 합계 평균 계".split())
 # A yes/no column's spellings: a count of the rows it marks ("are mandatory") reads the yes side.
 _YES = frozenset({"yes", "y", "true", "x", "✓", "✔", "예", "o"})
 _NO = frozenset({"no", "n", "false", "-", "아니오", "아니요"})
@@ -37,6 +40,11 @@ class CellAnswer:
     kind: Literal["cell", "blank", "max", "min", "count", "premise", "conflict"]
     text: str
     facts: tuple[Fact, ...]
+
+
+def _coded(value: str) -> bool:
+    """A site's, team's or item's code: "ALW", "SI-2024-05"."""
+    return is_code(value.lower()) or (2 <= len(value) <= 6 and value.isupper() and value.isalpha())
 
 
 def _conditions(named_values: Sequence[tuple[str, str]], korean: bool) -> str:
@@ -196,7 +204,11 @@ class TableQuestion:
             rows = self.best(table.rows, table.aliases)
             if len(rows) != 1 and table.fields:
                 rows = self.keyed(table)
+            valued = not rows and bool(rows := self.valued(table))
             columns = self.columns(table, rows[0]) if len(rows) == 1 else []
+            if valued:  # a row named by its values ("chemicals at KBW"), not by its label (CC-202):
+                # the column must be named too, not the row's one other value
+                columns = [c for c in columns if c in self.best(table.columns, table.column_names)]
             if len(columns) == 1:
                 picked += [(self.subject_hits(table, tables), table, f) for f in table.facts
                            if f.row == rows[0] and f.column == columns[0]]
@@ -269,10 +281,17 @@ class TableQuestion:
             named_ = self.best(table.columns, table.column_names)
             columns = [c for c in named_ if c in ordered] or [  # a filter, not a measure
                 c for c in table.columns if c in ordered and (set(words(c)) | _units(c)) & measure]
+            if not columns:  # "hit the most customers": of the figures' columns, the one a word names
+                partly = [c for c in table.columns if c in ordered and named(c, self.asked)[2]]
+                columns = partly if len(partly) == 1 else []
             named_column = bool(columns)
             if not columns and time and len(ordered) == 1:
                 columns = sorted(ordered)  # "which asset is the oldest": the table's one date
-            if len(columns) != 1 or len(self.best(table.rows, table.aliases)) == 1:
+            rows = self.best(table.rows, table.aliases)
+            if not columns and len(rows) == 1 and not time:
+                found += self._across(table, rows[0], order)
+                continue
+            if len(columns) != 1 or len(rows) == 1:
                 continue
             chosen = {f.row for _, named_values, cells in self.value_matches([table])
                       if all(column != columns[0] for column, _ in named_values) for f in cells}
@@ -288,6 +307,18 @@ class TableQuestion:
         table, cells = found[0]
         if noun and not time and (total := self._total(kind, table, cells, noun)) is not None:
             return total
+        if len({f.row for f in cells}) == 1:  # across one row's columns: "which site used the least energy"
+            best = (max if kind == "max" else min)(order(f) for f in cells)
+            top = [f for f in cells if order(f) == best]
+            if len(top) > 1:
+                return None
+            word = "highest" if kind == "max" else "lowest"
+            most = "높은" if kind == "max" else "낮은"
+            text = (f"{table.subject}의 {table.shown(top[0].row)}에서 가장 {most} "
+                    f"것은 {top[0].column}({_shown(top[0], table)})입니다." if self.korean else
+                    f"In {table.subject}, {top[0].column} has the {word} {table.shown(top[0].row)}: "
+                    f"{_shown(top[0], table)}.")
+            return CellAnswer(kind, text, tuple(top))
         best = (max if kind == "max" else min)(order(f) for f in cells)
         top = [f for f in cells if order(f) == best]
         if len(top) > 1:
@@ -303,6 +334,15 @@ class TableQuestion:
                 "highest" if kind == "max" else "lowest")
             text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact, table)}."
         return CellAnswer(kind, text, (fact,))
+
+    @staticmethod
+    def _across(table: FactTable, row: str, order: Callable[[Fact], float | None]
+                ) -> list[tuple[bool, FactTable, list[Fact]]]:
+        """A table whose columns are the things compared (sites, products: "KPI | ALW | KBW | GMH |
+        Target"): the named row's figures, a target, limit or total column left out."""
+        cells = [f for f in table.facts if f.row == row and f.column and order(f) is not None
+                 and not set(words(f.column)) & _REFERENCE]
+        return [(True, table, cells)] if len(cells) >= 2 else []
 
     def _total(self, kind: Literal["max", "min"], table: FactTable, cells: Sequence[Fact],
                noun: str) -> CellAnswer | None:
@@ -358,7 +398,11 @@ class TableQuestion:
             for column, hits in by_column.items():  # the value named most fully: "hydraulic testing",
                 most = max(len(content(item)) for _, item in hits)  # not "hydraulics"
                 by_column[column] = [(f, item) for f, item in hits if len(content(item)) == most]
-            columns = [c for c in self.best(table.columns) if c in by_column] or list(by_column)
+            columns = [c for c in self.best(table.columns) if c in by_column]
+            # a code the question gives is a condition wherever it stands: "the Ashby Lane (ALW)
+            # people on the on-call rota" is site ALW as well as on call
+            coded = [c for c in by_column if c not in columns and all(_coded(i) for _, i in by_column[c])]
+            columns = [*columns, *coded] if columns else list(by_column)
             if not columns or any(len({item.lower() for _, item in by_column[c]}) != 1 for c in columns):
                 continue  # two values named in one column: "Brno or Linz" is no one condition
             rows = set.intersection(*({f.row for f, _ in by_column[c]} for c in columns))
@@ -366,6 +410,54 @@ class TableQuestion:
             if cells:
                 found.append((table, [(c, by_column[c][0][1]) for c in columns], cells))
         return found
+
+    def keys(self, tables: Sequence[FactTable]) -> list[str]:
+        """The ids of the rows the question names by their values ("Helen Okafor": S012): what
+        another register may give in a column of its own."""
+        return list(dict.fromkeys(row for t in tables for row in self.valued(t) if is_code(row.lower())))
+
+    def joined(self, tables: Sequence[FactTable]) -> CellAnswer | None:
+        """A cell of one register reached through another's id: "the annual value of the contract
+        Helen Okafor manages" is the contracts register's Ann_Val_GBP on the row whose Mgr_ID is
+        S012, the staff roster's id of the row holding Helen Okafor. One such cell, or None."""
+        picked = []
+        for first in tables:
+            rows = self.valued(first)
+            if len(rows) != 1 or not is_code(rows[0].lower()):
+                continue
+            for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)):
+                holding = {f.row: f for f in second.facts if f.column and f.value.strip() == rows[0]}
+                columns = [c for c in self.best(second.columns, second.column_names)
+                           if c not in {f.column for f in holding.values()}]
+                if len(holding) != 1:
+                    continue
+                (row, via), = holding.items()
+                if len(columns) > 1:  # "Ann_Val_GBP | Ann_Val_KRW_m": the one the row fills
+                    columns = [c for c in columns if any(f.row == row and f.column == c and not f.blank
+                                                         for f in second.facts)]
+                if len(columns) == 1:
+                    picked += [(first, second, via, f) for f in second.facts
+                               if f.row == row and f.column == columns[0]]
+        if len(picked) != 1:
+            return None
+        first, second, via, fact = picked[0]
+        bridge = next(f for f in first.facts if f.row == via.value.strip())
+        by = _conditions(self.value_matches([first])[0][1], self.korean)
+        row = second.shown(fact.row)
+        value = ("비어 있습니다" if self.korean else "blank: the table gives no value") if fact.blank \
+            else _shown(fact, second)
+        said = (f"{second.subject}에서 {via.column} 값이 {via.value}({first.subject}에서 {by})인 {row}의 "
+                f"{fact.column} 값은 {value}." if self.korean else
+                f"In {second.subject}, {row}, whose {via.column} is {via.value} ({by} in {first.subject}), "
+                f"has {fact.column} {value}.")
+        return CellAnswer("blank" if fact.blank else "cell", said, (fact, bridge))
+
+    def valued(self, table: FactTable) -> list[str]:
+        """The one row of the table whose values the question names, each in its column: "the
+        forecast for chemicals at Kellbrook (KBW)" is the row of Cat Chemicals and Site KBW."""
+        found = self.value_matches([table])
+        rows = {f.row for f in found[0][2]} if found else set()
+        return list(rows) if len(rows) == 1 else []
 
     def _named_item(self, value: str) -> str:
         """The value, or the item of a list cell, that the question names."""
@@ -401,6 +493,14 @@ class TableQuestion:
         if len(found) != 1:
             return None
         table, named_values, cells = found[0]
+        titled = (*table.subject_words, *table.name_words)  # and the rows counted ("how many courses")
+        own = tuple(w for w in self.asked
+                    if not any(same(t, w) for t in titled) and not (noun and meets([w], [noun])))
+        # a column holding a code or year the question gives was read by it ("reported in 2024")
+        coded = {f.column for f in table.facts for w in self.asked if is_code(w) and w in f.value.lower()}
+        if any(c and c not in dict(named_values) and c not in coded and named(c, own)[0] == 1
+               for c in table.columns):
+            return None  # "the Kellbrook assets at the top criticality rating": Crit, which no value matched
         n, rows = len(cells), table.listed([f.row for f in cells])
         text = (f"{table.subject}에서 {_conditions(named_values, True)}인 행은 {n}개입니다 ({rows})."
                 if self.korean else

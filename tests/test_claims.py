@@ -174,6 +174,12 @@ RETENTION = "Database backups: kept on a rolling 35-day basis, then permanently 
     # "a 35-day basis" is 35 days, written as an adjective
     ("We keep database backups for 35 days.", RETENTION, True),
     ("We keep database backups for 35 hours.", RETENTION, False),
+    # "the January surveillance visit" names the visit: no month is claimed beside the date
+    ("The UKAS accreditation is good until 30 November 2027 after the January surveillance visit.",
+     "The laboratory's UKAS accreditation was renewed until 30 November 2027 after the January "
+     "surveillance visit.", True),
+    ("The UKAS accreditation is good until 30 November 2028.",
+     "The laboratory's UKAS accreditation was renewed until 30 November 2027.", False),
 ])
 def test_a_chunk_backs_a_figure_only_as_it_states_it(segment, chunk, backed):
     assert claims_backed(segment, chunk) is backed

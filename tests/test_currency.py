@@ -145,6 +145,12 @@ def test_spellings_of_dates_versions_and_links():
     assert notice.corrects == ('TR-2024-07 "Adhesion of HX-Series Coatings" (issue 1, 19 July 2024)',)
     assert (notice.status, notice.effective_date) == ("erratum", "2024-09-02")
     assert read("Test record", "Report: TR-2024-07 Panel 4").corrects == ()
+    # the organisation's name before the title, the report's bracket and the erratum's own "Issued:"
+    wrapped = read("HARROWMERE WATER GROUP ERRATUM - Annual Drinking Water Quality Report 2024 (published 28 "
+                   "February 2025) Issued: 19 March 2025")
+    assert (wrapped.corrects, wrapped.effective_date) == (("Annual Drinking Water Quality Report 2024",),
+                                                          "2025-03-19")
+    assert read("Some notes", "This erratum - as noted below - is short.").corrects == ()
     # the first page gives the file name's month its day
     dated = read("Memo", "Date: 20 February 2025", name="memo-2025-02.md")
     assert (dated.effective_date, dated.origin["effective_date"]) == ("2025-02-20", "first page line 2")

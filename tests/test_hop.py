@@ -267,3 +267,25 @@ def test_an_earlier_clause_and_a_value_the_question_mostly_names_lead_to_the_fac
     title = "Static Load Testing of Preliminary Piles - Feijenoord Quay Renewal (HM-2307)"
     assert Hop().bridge("What's the email address of the project manager on the Feijenoord quay job?",
                         chunks(title)) is None
+
+
+BOARD = """| Project | Site | Milestone | Provisional date | Lead |
+|---|---|---|---|---|
+| SCADA upgrade | GMH | Cutover to new SCADA | 19 May 2025 | Park Soo-yeon |
+
+- Park Soo-yeon will lead the Gimhae SCADA cutover, supported by Daeseong Engineering."""
+ROSTER = """| Staff_ID | Name | Role | Site_Code | Start_Dt |
+|---|---|---|---|---|
+| S021 | Kim Ji-hoon | Plant Manager | GMH | 2018-07-02 |
+| S023 | Park Soo-yeon | Process Engineer | GMH | 2020-03-16 |"""
+
+
+def test_when_asks_the_date_of_the_thing_reached_through_not_of_the_described_row():
+    """"When did the person leading the Gimhae (GMH) SCADA cutover join": the cutover's own row has a
+    date, which is not asked; the lead's roster row's is, though that row shares the site code."""
+    when = "When did the person leading the Gimhae (GMH) SCADA cutover join the company?"
+    assert asked(when).words == ("when",) and asked(when).through
+    bridge = Hop().bridge(when, chunks(BOARD))
+    assert bridge.entity == "Park Soo-yeon" and bridge.held is None
+    assert Hop._fact(ROSTER, bridge) == "Name: Park Soo-yeon; Start_Dt: 2020-03-16"
+    assert Hop._fact(BOARD, bridge) is None

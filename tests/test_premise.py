@@ -283,6 +283,9 @@ TRAVEL = [
     ("How much is paid per km if I drive my car for work?", True),  # no other kind named
     ("What is the largest daily allowance in Europe?", True),  # a superlative is no kind
     ("How often do I have to renew mileage claims?", True),  # a verb after "to" is no kind
+    # the asker's own circumstance set before the asked clause is no premise of it
+    ("I've just started driving a rental car for a client - how much is paid per km?", True),
+    ("For a rental car, how much is paid per km?", False),  # a condition the question asks under
 ])
 def test_a_kind_the_evidence_never_qualifies_its_noun_with_is_absent(check, question, holds):
     verdict = check.check(question, TRAVEL)

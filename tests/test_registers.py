@@ -1,0 +1,116 @@
+"""Registers as operations teams keep them, over a real store and asked as the pipeline asks them
+(rag/codes.py, then `CellLookup.answer` on the reranked candidates): a site given only by the code
+another document spells out, a row named by its values rather than its id, a column header's
+contraction, the compared things as a table's columns, and an id that a second register gives.
+Every answer here has a neighbour that would be wrong: the other site's row, the budget beside
+the forecast, the target beside the sites."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES, fresh_settings
+from llama_index.core.llms import MockLLM
+from llama_index.core.schema import QueryBundle
+
+from ingestion.pipeline import ingest
+from rag.cells import CellLookup
+from rag.codes import CorpusCodes
+from rag.models import build_embedding
+from rag.names import sited
+from rag.references import Reference, Segment
+from rag.postprocessors import build_rerank_stage
+from rag.retrieval import hybrid_retriever
+from rag.store import Store
+
+
+@pytest.fixture(scope="module")
+def registers(base_settings, tmp_path_factory):
+    """The seven fixture documents ingested; (answer(question, codes=True, join=True), codes)."""
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("registers"))
+    report = ingest([FIXTURES / "registers"], settings, progress=False)
+    assert report.indexed == 7 and not report.failed
+    store, embedding = Store(settings), build_embedding(settings)
+    retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
+    reranker = build_rerank_stage(settings, store, embedding)
+    codes = CorpusCodes.from_settings(settings, store.lexical)
+    lookup = CellLookup.from_settings(settings, store)
+
+    def answer(question: str, named_codes: bool = True, join: bool = True):
+        asked = codes.expand(question) if named_codes else question
+        query = QueryBundle(asked)
+        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
+        fetch = (lambda text: retriever.retrieve(QueryBundle(text))) if join else None
+        return lookup.answer(asked, found, fetch=fetch)
+
+    return answer, codes
+
+
+def test_a_name_is_asked_with_the_code_the_corpus_gives_it(registers):
+    _, codes = registers
+    assert codes.expand("What is the duty kW of final water pump 1 at Millbrook?") \
+        == "What is the duty kW of final water pump 1 at Millbrook (MBW)?"
+    assert codes.expand("Who runs Oakhurst Lane's budget?") == "Who runs Oakhurst Lane's (OLW) budget?"
+    # a longer name is another thing: the road is named after the works, not coded with it
+    assert codes.expand("What caused the burst main on Millbrook Road?") \
+        == "What caused the burst main on Millbrook Road?"
+    assert codes.spelled("OLW has the lowest Energy; OLW-P-001 is a pump.") \
+        == "OLW (Oakhurst Lane Works) has the lowest Energy; OLW-P-001 is a pump."
+
+
+def test_a_row_named_by_its_values_and_a_column_by_its_contraction(registers):
+    answer, _ = registers
+    duty = answer("What's the duty kW for final water pump 1 at Millbrook?")
+    assert duty.kind == "cell" and "90" in duty.text and duty.facts[0].row == "MBW-P-003"
+    forecast = answer("What's the forecast for chemicals spend at Millbrook?")
+    assert forecast.kind == "cell" and forecast.facts[0].column == "Fcst_GBPk"
+    assert "331 GBP k" in forecast.text and "298" not in forecast.text
+    blank = answer("When was raw water pump 2 at Millbrook last inspected?")
+    assert blank.kind == "blank" and blank.facts[0].row == "MBW-P-002" and "2024-08-29" not in blank.text
+    # without the code the register holds, no row is named: the pipeline answers, not a neighbour
+    assert answer("What's the duty kW for final water pump 1 at Millbrook?", named_codes=False) is None
+
+
+def test_a_count_holds_the_code_and_leaves_an_unread_column_to_the_pipeline(registers):
+    answer, _ = registers
+    on_call = answer("How many of the Oakhurst Lane people on the staff roster are on the on-call rota?")
+    assert on_call.kind == "count" and on_call.text.startswith("In staff-roster, 2 rows")
+    assert {f.row for f in on_call.facts} == {"S004", "S012"}
+    # "the top criticality rating" is a condition on Crit that no value of the question matches
+    assert answer("How many Millbrook assets in the register are at the top criticality rating?") is None
+
+
+def test_the_compared_things_as_columns_and_a_measure_named_by_one_word(registers):
+    answer, _ = registers
+    least = answer("Which site used the least energy per megalitre in Q3 2024?")
+    assert least.kind == "min" and least.facts[0].column == "OLW" and "386" in least.text
+    assert "380" not in least.text  # the target is no site
+    most = answer("Which incident in the log hit the most customers?")
+    assert most.kind == "max" and most.facts[0].row == "INC-24-088"
+
+
+def test_a_cell_reached_through_an_id_another_register_gives(registers):
+    answer, _ = registers
+    value = answer("What's the annual value of the contract Helen Okafor manages?")
+    assert value.kind == "cell" and "132750" in value.text and "Helen Okafor" in value.text
+    assert [f.doc for f in value.facts] == ["contracts-register.csv", "staff-roster.csv"]
+    assert value.facts[0].row == "CT-2024-005"
+    # Tom Aldous (S006) manages no contract: no cell, and no neighbour's
+    assert answer("What's the annual value of the contract Tom Aldous manages?") is None
+
+
+MEMO = """Revised dates:
+- Kellbrook UV reactor train A commissioning: postponed from 14 April 2025
+  to 2 June 2025 (lamp driver delivery delayed).
+- Gimhae SCADA cutover: postponed from 19 May 2025 to 8 September 2025."""
+SITES = {"KBW": "Kellbrook Water Treatment Works", "GMH": "Gimhae Water Treatment Plant"}
+
+
+@pytest.mark.parametrize("sentence, backed", [
+    ("The UV reactor at Kellbrook will be commissioned on 2 June 2025 [1].", True),
+    ("The UV reactor at Gimhae (GMH) was commissioned on 2 June 2025 [1].", False),  # Kellbrook's date
+    ("The Gimhae SCADA cutover is on 8 September 2025 [1].", True),
+    ("The UV reactor was commissioned on 2 June 2025 [1].", True),  # no site named: other rules read it
+])
+def test_a_figure_a_chunk_gives_another_site_backs_no_sentence_of_this_one(sentence, backed):
+    segment = Segment(0, 0, sentence, 0.9, True, [Reference(0, 0.9)])
+    assert sited(segment, [MEMO], SITES).supported is backed
