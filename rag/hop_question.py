@@ -10,6 +10,8 @@ another thing it describes; for kinds of questions, English and Korean.
     False
     >>> asked("When did the person leading the SCADA cutover join the company?")
     Asked(words=('when',), figure=False, through=True, via=())
+    >>> asked("When's the SCADA cutover going to happen?").through
+    False
 """
 
 from __future__ import annotations
@@ -63,11 +65,18 @@ def asked(question: str) -> Asked:
         return Asked(tuple(head), figure, through)
     for i, word in enumerate(found):
         # "where" asks a place, reached through what the question describes ("the person leading")
-        if word in ("where", "when"):
-            rest = found[i + 2:]  # past its auxiliary ("where is", "when did")
+        if word == "where":
+            rest = found[i + 2:]  # past its auxiliary ("where is")
             through = any(w in _THROUGH | {"who", "whoever"} or (len(w) > 4 and w.endswith("ing"))
                           for w in rest)
-            return Asked(WHERE_ASKED if word == "where" else WHEN_ASKED, False, through)
+            return Asked(WHERE_ASKED, False, through)
+        if word == "when":  # a date reached through a thing the question describes by what it does:
+            # "when did the person leading the cutover join" (not "when's the cutover going to happen")
+            rest = found[i + 2:]
+            doing = [j for j, w in enumerate(rest) if j >= 2 and len(w) > 4 and w.endswith("ing")
+                     and rest[j - 2] == "the" and rest[j - 1] not in STOP]  # "the person leading"
+            through = bool(doing) or any(w in ("who", "whoever", "whose") for w in rest)
+            return Asked(WHEN_ASKED, False, through)
         if word == "who" and i + 1 < len(found) and re.fullmatch(r"[a-z]{2,}[^s]s", found[i + 1]) \
                 and found[i + 1] not in _THROUGH:
             # "who owns the service that went down": its owner, reached through what it describes
