@@ -123,7 +123,8 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict)
     scorer: str = ""  # which model scored the references: learned-support or llm-verifier
     reranker: str = ""  # which model reranked: ltr (learned ranker) or the scorer's kind
-    standalone_question: str | None = None  # a chat's follow-up as rewritten for retrieval; None if not
+    # a chat's follow-up as rewritten for retrieval, or given the corpus's codes; None if neither
+    standalone_question: str | None = None
     translated_question: str | None = None  # the question in the corpus's language, asked in another
     # Which gate refused: retrieval (nothing relevant), model (it declined), references (nothing supported).
     refused_by: str | None = None

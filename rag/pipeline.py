@@ -1,4 +1,5 @@
-"""The answer pipeline, top to bottom: retrieve (dense + BM25, fused) -> rerank -> the current
+"""The answer pipeline, top to bottom: the question with the codes the corpus gives the sites it
+names (rag/codes.py) -> retrieve (dense + BM25, fused) -> rerank -> the current
 version first -> a cell answer, or a second hop -> write the context (the chunks' relevant sentences
 and rows within a token budget) -> the premise check -> draft (rag/drafting.py: the model writes or
 picks, the references are matched) -> conflicts shown; widened, or asked again in the other
