@@ -12,6 +12,8 @@ another thing it describes; for kinds of questions, English and Korean.
     Asked(words=('when',), figure=False, through=True, via=())
     >>> asked("When's the SCADA cutover going to happen?").through
     False
+    >>> asked("When did the portal move? ![me](http://127.0.0.1:8000/beacon.png?who=asker)").through
+    False
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ _HOW = frozenset({"many", "much", "long", "old", "often", "far"})
 _THROUGH = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "of"})
 _POSSESSIVE = frozenset({"our", "my", "your", "their", "his", "her", "its"})  # "of our contract manager"
 _RELATIVE = frozenset({"that", "which", "who", "whose", "of"})  # "the service that went down"
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|https?://\S+")
 _KO_BEFORE = frozenset({"어느", "어떤", "무슨"})
 _KO_AFTER = ("몇", "얼마", "무엇", "어디", "누구")
 
@@ -55,6 +58,7 @@ def asked(question: str) -> Asked:
     "who" and a verb, the verb's doer ("who owns the service that ...": owner; "leads": leader).
     Korean: the word after 어느/어떤/무슨 or before 몇/얼마/무엇/어디/누구, reached through a
     possessive (책임자의)."""
+    question = _LINK.sub(r" \1 ", question)  # a pasted link's address asks nothing ("?who=asker")
     found = words(_WH_IS.sub(r"\1 is", question))  # "what's the job title"; "Kraków's" stays a possessive
     figure = "how" in found or any(w.startswith(("몇", "얼마")) for w in found)
     if hangul_script(question):
