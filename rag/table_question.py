@@ -307,32 +307,24 @@ class TableQuestion:
         table, cells = found[0]
         if noun and not time and (total := self._total(kind, table, cells, noun)) is not None:
             return total
-        if len({f.row for f in cells}) == 1:  # across one row's columns: "which site used the least energy"
-            best = (max if kind == "max" else min)(order(f) for f in cells)
-            top = [f for f in cells if order(f) == best]
-            if len(top) > 1:
-                return None
-            word = "highest" if kind == "max" else "lowest"
-            most = "높은" if kind == "max" else "낮은"
-            text = (f"{table.subject}의 {table.shown(top[0].row)}에서 가장 {most} "
-                    f"것은 {top[0].column}({_shown(top[0], table)})입니다." if self.korean else
-                    f"In {table.subject}, {top[0].column} has the {word} {table.shown(top[0].row)}: "
-                    f"{_shown(top[0], table)}.")
-            return CellAnswer(kind, text, tuple(top))
         best = (max if kind == "max" else min)(order(f) for f in cells)
         top = [f for f in cells if order(f) == best]
         if len(top) > 1:
             return None
         fact = top[0]
         row = table.shown(fact.row)
+        across = len({f.row for f in cells}) == 1  # one row's columns: "which site used the least energy"
+        shown = _shown(fact, table)
         if self.korean:
             word = ("가장 최근인" if kind == "max" else "가장 이른") if time else (
                 "가장 높은" if kind == "max" else "가장 낮은")
-            text = f"{table.subject}에서 {fact.column} 값이 {word} 것은 {row}({_shown(fact, table)})입니다."
+            text = (f"{table.subject}의 {row}에서 {word} 것은 {fact.column}({shown})입니다." if across
+                    else f"{table.subject}에서 {fact.column} 값이 {word} 것은 {row}({shown})입니다.")
         else:
             word = ("latest" if kind == "max" else "earliest") if time else (
                 "highest" if kind == "max" else "lowest")
-            text = f"In {table.subject}, {row} has the {word} {fact.column}: {_shown(fact, table)}."
+            text = (f"In {table.subject}, {fact.column} has the {word} {row}: {shown}." if across
+                    else f"In {table.subject}, {row} has the {word} {fact.column}: {shown}.")
         return CellAnswer(kind, text, (fact,))
 
     @staticmethod
@@ -427,11 +419,10 @@ class TableQuestion:
                 continue
             for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)):
                 holding = {f.row: f for f in second.facts if f.column and f.value.strip() == rows[0]}
-                columns = [c for c in self.best(second.columns, second.column_names)
-                           if c not in {f.column for f in holding.values()}]
                 if len(holding) != 1:
                     continue
                 (row, via), = holding.items()
+                columns = [c for c in self.best(second.columns, second.column_names) if c != via.column]
                 if len(columns) > 1:  # "Ann_Val_GBP | Ann_Val_KRW_m": the one the row fills
                     columns = [c for c in columns if any(f.row == row and f.column == c and not f.blank
                                                          for f in second.facts)]
