@@ -12,6 +12,9 @@ structure plus page anchors maximise traceability):
 - `layout`: native text lines grouped into paragraphs per page, in reading order;
 - `markdown`: Docling structure (outline headings, paragraphs, tables), no page anchors;
 - `anchored`: Docling structure with page anchors (the default).
+
+In both structured strategies without the layout model, tables are found from the words' places
+(`ingestion/pdf_tables.py`) and replace the lines they were read as.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from tqdm.auto import tqdm
 from ingestion.docling_reader import docling_blocks, run_docling
 from ingestion.document import Block, ConvertedDocument, DocumentLoadError
 from ingestion.ocr import OcrUnavailable, check_languages, read_image, render_page
+from ingestion.pdf_tables import PdfTable, pdf_tables
 from ingestion.plain import paragraphs
+from ingestion.tables import markdown_table
 from ingestion.spacing import respace
 from rag.settings import IngestSettings
 from rag.text import normalised
@@ -67,7 +72,8 @@ def _docling_pdf(path: Path, pages: list[str], outline: list[Heading], cfg: Inge
     document = run_docling(path, "pdf", cfg.docling_artifacts_path or None)
     if cfg.docling_artifacts_path:  # the layout model gave real structure
         return docling_blocks(document, "pdf")
-    return _native_paragraphs(document, pages, outline, cfg.pdf_strategy != "layout")
+    structured = cfg.pdf_strategy != "layout"
+    return _native_paragraphs(document, pages, outline, structured, pdf_tables(path) if structured else [])
 
 
 @dataclass
@@ -221,9 +227,10 @@ def _starts_heading(line: str, title: str) -> bool:
 
 
 def _native_paragraphs(
-    document, layer: list[str], outline: list[Heading], headings: bool = True
+    document, layer: list[str], outline: list[Heading], headings: bool = True, tables: list[PdfTable] = ()
 ) -> list[Block]:
-    """Lines from the native pipeline -> paragraphs per page, with headings (`line_blocks`).
+    """Lines from the native pipeline -> paragraphs per page, with headings (`line_blocks`), and
+    each of `tables` in place of the lines it covers.
 
     Docling's lines drop spaces that are only gaps between glyphs when a gap is narrow next to
     what docling-parse takes as the font's space width (ko.TeX's Korean, on tight lines), so
@@ -249,7 +256,21 @@ def _native_paragraphs(
         group = list(group)
         for line, text in zip(group, respace(layer[page - 1], [line.text for line in group])):
             line.text = text
-    return line_blocks(lines, outline, headings)
+    return line_blocks(_with_tables(lines, tables), outline, headings)
+
+
+def _with_tables(lines: list[Line], tables: list[PdfTable]) -> list[Line]:
+    """The lines with each table's lines replaced by one table line where its first one was."""
+    kept, placed = [], set()
+    for line in lines:
+        table = next((t for t in tables if t.page == line.page and t.covers(line.top, line.bottom)), None)
+        if table is None:
+            kept.append(line)
+        elif id(table) not in placed:
+            placed.add(id(table))
+            text = markdown_table(table.rows[0], table.rows[1:])
+            kept.append(Line(line.page, table.top, table.bottom, line.size, text, table=len(placed)))
+    return kept
 
 
 @dataclass
@@ -259,6 +280,7 @@ class Line:
     bottom: float
     size: float  # type size: a PDF line's box height, Tesseract's estimate for an OCR line
     text: str  # ending in the whitespace that parts it from the next line
+    table: int = 0  # a table's number on the page (its text is Markdown), 0 for a line of text
 
 
 def _size_levels(chars_by_size: dict[int, int], body: int, ocr: bool) -> dict[int, int]:
@@ -289,8 +311,10 @@ def line_blocks(
         by_page.setdefault(heading.page, []).append(heading)
     chars_by_size: dict[int, int] = {}
     for line in lines:
-        chars_by_size[round(line.size)] = chars_by_size.get(round(line.size), 0) + len(line.text)
-    body = max(chars_by_size, key=chars_by_size.get)  # the size most text is set in
+        if not line.table:
+            chars_by_size[round(line.size)] = chars_by_size.get(round(line.size), 0) + len(line.text)
+    # The size most text is set in (a page of tables only: their lines' size).
+    body = max(chars_by_size, key=chars_by_size.get, default=round(lines[0].size))
     size_levels = _size_levels(chars_by_size, body, ocr) if headings and not outline else {}
 
     blocks: list[Block] = []
@@ -305,6 +329,12 @@ def line_blocks(
 
     wrapped: tuple[Line, int] | None = None  # the last line, when it was a heading by size, and its level
     for line in lines:
+        if line.table:
+            flush()
+            table_id = f"#/pages/{line.page}/tables/{line.table}"
+            blocks.append(Block(line.text, "table", section=tuple(path), page=line.page, table_id=table_id))
+            last, wrapped = line, None
+            continue
         pending = by_page.get(line.page, [])
         heading = next((h for h in pending if _starts_heading(line.text, h.title)), None)
         if heading is not None:

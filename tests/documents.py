@@ -31,6 +31,33 @@ def crash_report_pdf(path: Path) -> Path:
     )
 
 
+def results_table_pdf(path: Path) -> Path:
+    """A report page whose table has no grid lines (fpdf2 text set in columns): a paragraph,
+    the table (one cell wrapping onto a second line) and a paragraph after it."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.multi_cell(0, 5, "Sled results of the 2024 programme are given below; limits are those of Table 2.1.")
+    pdf.ln(4)
+    rows = [("Test", "Dummy", "HIC15", "Chest (mm)"), ("SL-01", "Hybrid III", "412", "31"),
+            ("SL-02", "Hybrid III", "468", "36"), ("SL-03", "WorldSID", "", "29")]
+    for row in rows:
+        for x, text in zip((20, 55, 100, 130), row):
+            pdf.set_xy(x, pdf.get_y())
+            pdf.cell(30, 6, text)
+        pdf.ln(6)
+        if row[0] == "SL-02":  # the dummy cell wraps onto a second line
+            pdf.set_xy(55, pdf.get_y())
+            pdf.cell(30, 5, "50th percentile")
+            pdf.ln(5)
+    pdf.ln(4)
+    pdf.multi_cell(0, 5, "Each dummy was recalibrated after 10 tests. The side test SL-03 gives no HIC15.")
+    pdf.output(str(path))
+    return path
+
+
 def crash_deck_pptx(path: Path) -> Path:
     from pptx import Presentation
     from pptx.util import Inches

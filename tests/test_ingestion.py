@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import fresh_settings
-from documents import KOREAN, all_formats, crash_report_pdf, long_csv, write_pdf
+from documents import KOREAN, all_formats, crash_report_pdf, long_csv, results_table_pdf, write_pdf
 from llama_index.core.schema import MetadataMode
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
@@ -15,6 +15,7 @@ from ingestion.chunking import BlockChunker, LocatedDocument, split_table
 from ingestion.convert import convert
 from ingestion.document import DocumentLoadError
 from ingestion.pipeline import ingest
+from rag.facts import facts_of
 from rag.settings import IngestSettings
 from rag.store import Store, collection
 
@@ -47,6 +48,39 @@ def test_pdf_strategies(documents):
     assert all(b.page is None for b in markdown.blocks) and any(b.section for b in markdown.blocks)
     layout = convert(documents["pdf"], "h.pdf", IngestSettings(pdf_strategy="layout"))
     assert all(b.page for b in layout.blocks) and not any(b.kind == "heading" for b in layout.blocks)
+
+
+def test_pdf_table_without_grid_lines_is_a_table_of_cells(tmp_path):
+    pdf = convert(results_table_pdf(tmp_path / "sled.pdf"), "sled.pdf", CFG)
+    kinds = [(b.kind, b.text.split()[0]) for b in pdf.blocks]
+    assert kinds == [("text", "Sled"), ("table", "|"), ("text", "Each")]  # the paragraphs stay text
+    table = pdf.blocks[1]
+    assert table.page == 1 and table.text.splitlines()[0] == "| Test | Dummy | HIC15 | Chest (mm) |"
+    assert "| SL-02 | Hybrid III 50th percentile | 468 | 36 |" in table.text  # the wrapped cell joined
+    node = chunker()([LocatedDocument.from_converted(pdf)])[0]
+    cells = {(f.row, f.column): f for f in facts_of(node)}
+    assert cells["SL-02", "HIC15"].number == 468 and cells["SL-02", "HIC15"].page == 1
+    assert cells["SL-03", "HIC15"].blank and cells["SL-03", "Chest (mm)"].value == "29"
+    layout = convert(tmp_path / "sled.pdf", "sled.pdf", IngestSettings(pdf_strategy="layout"))
+    assert not any(b.kind == "table" for b in layout.blocks)  # the plain strategy reads lines
+
+
+def test_pdf_prose_in_two_columns_is_no_table(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    left = "Seat belts with pretensioners remove slack within ten milliseconds of a crash pulse " * 3
+    right = "Curtain airbags protect the head in a side impact and in a rollover of the car " * 3
+    top = pdf.get_y()
+    pdf.set_xy(15, top)
+    pdf.multi_cell(85, 5, left)
+    pdf.set_xy(110, top)
+    pdf.multi_cell(85, 5, right)
+    pdf.output(str(tmp_path / "columns.pdf"))
+    blocks = convert(tmp_path / "columns.pdf", "columns.pdf", CFG).blocks
+    assert blocks and not any(b.kind == "table" for b in blocks)
 
 
 def test_pdf_without_outline_takes_headings_from_font_size(tmp_path):

@@ -1,0 +1,204 @@
+"""Tables in a text PDF without a layout model: rows of words set apart in columns.
+
+Docling's model-free pipeline gives a PDF's lines, and a table comes out as lines that run its
+cells together ("Kellbrook Manganese (ug/L) 52 6.3", then "41 50" as another line), so no cell
+of it could be asked for. Here the words of each page (pypdfium2's character boxes) are set in
+visual rows; a row whose words stand in groups apart by more than a type size is a table row,
+and three or more such rows one under the other, whose groups share the same column gutters, are
+a table. A report's table
+
+    Works       Parameter         n    Mean   Max
+    Ashby Lane  Turbidity (NTU)   365  0.12   0.48
+    Kellbrook   Turbidity (NTU)   365  0.15   0.61
+
+becomes the header ["Works", "Parameter", "n", "Mean", "Max"] and two rows of five cells. A line
+of a cell that wraps (a row with words in some columns only, under a full row) joins that cell.
+Two columns of prose are no table: their lines are long (`PROSE_WORDS`). Written by us because
+pdfplumber or Camelot would be one more PDF stack beside pypdfium2 for this one job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MIN_ROWS = 3  # a header and two rows: fewer is a label beside a value, not a table
+COLUMN_GAP = 0.9  # type sizes between two cells' words: wider than any word space of prose
+ROW_GAP = 2.0  # type sizes between two rows of one table: more is a paragraph break
+WRAP_GAP = 1.0  # type sizes between a row and its cells' wrapped line: a paragraph's line spacing
+PROSE_WORDS = 6  # mean words in a cell above which the "columns" are prose set in two columns
+
+
+@dataclass
+class Word:
+    text: str
+    left: float
+    right: float
+    top: float  # from the page's top, as Docling's top-left boxes
+    bottom: float
+    size: float  # type size in points
+
+
+@dataclass
+class PdfTable:
+    page: int
+    top: float
+    bottom: float
+    rows: list[list[str]] = field(default_factory=list)  # the first is the header
+
+    def covers(self, top: float, bottom: float) -> bool:
+        """A line with its middle inside the table is one of its rows."""
+        return self.top <= (top + bottom) / 2 <= self.bottom
+
+
+def pdf_tables(path: Path) -> list[PdfTable]:
+    """The tables of every page of a text PDF, top to bottom."""
+    import pypdfium2 as pdfium
+
+    tables: list[PdfTable] = []
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        for number, page in enumerate(pdf, 1):
+            textpage = page.get_textpage()
+            tables.extend(page_tables(number, page_words(textpage, page.get_height())))
+            textpage.close()
+            page.close()
+    finally:
+        pdf.close()
+    return tables
+
+
+def page_words(textpage, height: float) -> list[Word]:
+    """The page's words in content order: characters split at white space, and at a gap wider
+    than a quarter of the type size (a space pdfium did not generate between two cells; in loose
+    boxes a word's letters touch)."""
+    import pypdfium2.raw as pdfium_c
+
+    words: list[Word] = []
+    chars: list[tuple[str, float, float, float, float, float]] = []
+
+    def flush() -> None:
+        if chars:
+            words.append(Word(
+                "".join(c[0] for c in chars), min(c[1] for c in chars), max(c[2] for c in chars),
+                min(c[3] for c in chars), max(c[4] for c in chars), max(c[5] for c in chars),
+            ))
+            chars.clear()
+
+    for index in range(textpage.count_chars()):
+        char = chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, index))
+        if char.isspace() or not char.isprintable():
+            flush()
+            continue
+        left, bottom, right, top = textpage.get_charbox(index, loose=True)
+        size = pdfium_c.FPDFText_GetFontSize(textpage.raw, index) or (top - bottom)
+        box = (char, left, right, height - top, height - bottom, size)
+        if chars and (left - chars[-1][2] > size / 4 or abs(box[4] - chars[-1][4]) > size / 2):
+            flush()
+        chars.append(box)
+    flush()
+    return words
+
+
+def _rows(words: list[Word]) -> list[list[Word]]:
+    """Words in visual rows (middles within half a type size), top down, each left to right."""
+    rows: list[list[Word]] = []
+    for word in sorted(words, key=lambda w: (w.top + w.bottom) / 2):
+        middle = (word.top + word.bottom) / 2
+        if rows and abs(middle - _middle(rows[-1])) <= word.size / 2:
+            rows[-1].append(word)
+        else:
+            rows.append([word])
+    return [sorted(row, key=lambda w: w.left) for row in rows]
+
+
+def _middle(row: list[Word]) -> float:
+    return sum((w.top + w.bottom) / 2 for w in row) / len(row)
+
+
+def _groups(row: list[Word]) -> list[list[Word]]:
+    """A row's words in groups parted by a column gap."""
+    groups = [[row[0]]]
+    for word in row[1:]:
+        if word.left - groups[-1][-1].right > COLUMN_GAP * word.size:
+            groups.append([word])
+        else:
+            groups[-1].append(word)
+    return groups
+
+
+def page_tables(page: int, words: list[Word]) -> list[PdfTable]:
+    """The tables among one page's words: runs of rows of two or more groups, close one under
+    the other, with the wrapped lines of their cells."""
+    tables, run = [], []
+    for row in _rows(words):
+        gap = _top(row) - _bottom(run[-1]) if run else 0.0
+        if len(_groups(row)) >= 2 and gap <= ROW_GAP * row[0].size:
+            run.append(row)
+        elif run and gap <= WRAP_GAP * row[0].size and _wraps(row, _columns(run)):
+            run.append(row)
+        else:
+            tables.extend(_table(page, run))
+            run = [row] if len(_groups(row)) >= 2 else []
+    tables.extend(_table(page, run))
+    return tables
+
+
+def _top(row: list[Word]) -> float:
+    return min(w.top for w in row)
+
+
+def _bottom(row: list[Word]) -> float:
+    return max(w.bottom for w in row)
+
+
+def _columns(rows: list[list[Word]]) -> list[tuple[float, float]]:
+    """The x ranges that the word groups of the rows of two or more groups cover, merged where
+    they overlap: the columns, left to right, with a gutter between each two."""
+    spans = sorted((g[0].left, g[-1].right) for row in rows if len(_groups(row)) >= 2 for g in _groups(row))
+    columns: list[list[float]] = []
+    for left, right in spans:
+        if columns and left <= columns[-1][1]:
+            columns[-1][1] = max(columns[-1][1], right)
+        else:
+            columns.append([left, right])
+    return [(left, right) for left, right in columns]
+
+
+def _column(word: Word, columns: list[tuple[float, float]]) -> int:
+    """The column the word overlaps, or the nearest one when it stands in a gutter."""
+    def distance(column: tuple[float, float]) -> float:
+        return max(column[0] - word.right, word.left - column[1], 0.0)
+
+    return min(range(len(columns)), key=lambda i: distance(columns[i]))
+
+
+def _wraps(row: list[Word], columns: list[tuple[float, float]]) -> bool:
+    """A line of one group set close under a table row, within a column: the rest of a cell
+    too long for one line. A word across a gutter is the next paragraph's."""
+    return len(columns) >= 2 and all(
+        sum(left < w.right and w.left < right for left, right in columns) <= 1 for w in row
+    )
+
+
+def _table(page: int, run: list[list[Word]]) -> list[PdfTable]:
+    """The run as a table, or nothing when it is too short, has one column, or is prose."""
+    if sum(len(_groups(row)) >= 2 for row in run) < MIN_ROWS:
+        return []
+    columns = _columns(run)
+    if len(columns) < 2:
+        return []
+    cells: list[list[str]] = []
+    for row in run:
+        texts = [[] for _ in columns]
+        for word in row:
+            texts[_column(word, columns)].append(word.text)
+        joined = [" ".join(text) for text in texts]
+        if len(_groups(row)) >= 2 or not cells:
+            cells.append(joined)
+        else:  # a wrapped line goes on the cells of the row above
+            cells[-1] = [f"{above} {text}".strip() for above, text in zip(cells[-1], joined)]
+    filled = [text for row in cells for text in row if text]
+    if sum(len(text.split()) for text in filled) > PROSE_WORDS * len(filled):
+        return []
+    return [PdfTable(page, _top(run[0]), _bottom(run[-1]), cells)]
