@@ -93,7 +93,9 @@ def page_words(textpage, height: float) -> list[Word]:
         left, bottom, right, top = textpage.get_charbox(index, loose=True)
         size = pdfium_c.FPDFText_GetFontSize(textpage.raw, index) or (top - bottom)
         box = (char, left, right, height - top, height - bottom, size)
-        if chars and (left - chars[-1][2] > size / 4 or abs(box[4] - chars[-1][4]) > size / 2):
+        gap = left - chars[-1][2] if chars else 0.0
+        # A gap, or letters set over the last (a header cell running into the next one).
+        if chars and (gap > size / 4 or gap < -size / 10 or abs(box[4] - chars[-1][4]) > size / 2):
             flush()
         chars.append(box)
     flush()
@@ -153,11 +155,18 @@ def _bottom(row: list[Word]) -> float:
 
 
 def _columns(rows: list[list[Word]]) -> list[tuple[float, float]]:
-    """The x ranges that the word groups of the rows of two or more groups cover, merged where
-    they overlap: the columns, left to right, with a gutter between each two."""
-    spans = sorted((g[0].left, g[-1].right) for row in rows if len(_groups(row)) >= 2 for g in _groups(row))
+    """The columns, left to right: over the rows that have the most common number of groups,
+    the x range of their first groups, of their second groups, and so on (a header set over
+    right-aligned figures covers other x than they do, and a header cell may run into the next,
+    so all rows' groups merged would be too many columns or one), merged where two overlap."""
+    counts = [len(_groups(row)) for row in rows if len(_groups(row)) >= 2]
+    if not counts:
+        return []
+    most = max(set(counts), key=lambda n: (counts.count(n), n))
+    defining = [_groups(row) for row in rows if len(_groups(row)) == most]
     columns: list[list[float]] = []
-    for left, right in spans:
+    for groups in zip(*defining):
+        left, right = min(g[0].left for g in groups), max(g[-1].right for g in groups)
         if columns and left <= columns[-1][1]:
             columns[-1][1] = max(columns[-1][1], right)
         else:
@@ -166,11 +175,12 @@ def _columns(rows: list[list[Word]]) -> list[tuple[float, float]]:
 
 
 def _column(word: Word, columns: list[tuple[float, float]]) -> int:
-    """The column the word overlaps, or the nearest one when it stands in a gutter."""
-    def distance(column: tuple[float, float]) -> float:
-        return max(column[0] - word.right, word.left - column[1], 0.0)
-
-    return min(range(len(columns)), key=lambda i: distance(columns[i]))
+    """The column a word overlaps most; in a gutter, the column after it (a header is set from
+    its column's left, figures to its right)."""
+    overlaps = [min(word.right, right) - max(word.left, left) for left, right in columns]
+    if max(overlaps) > 0:
+        return overlaps.index(max(overlaps))
+    return max([0] + [i for i in range(1, len(columns)) if word.left >= columns[i - 1][1]])
 
 
 def _wraps(row: list[Word], columns: list[tuple[float, float]]) -> bool:

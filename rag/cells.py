@@ -67,6 +67,8 @@ _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
 # The noun after which/what, or its next word when the first qualifies it ("what daily allowance").
 _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)", re.IGNORECASE)
+# "What share of jobs ...": the figure's kind (a percentage), not the thing a column names.
+_PROPORTION = frozenset("share percentage percent proportion fraction ratio".split())
 _WHO = re.compile(r"\bwho\s+(?:is|was|are|were)\s+the\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
                   re.IGNORECASE)
 _COUNTED = re.compile(r"\bhow many\s+([A-Za-z][\w-]*)|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
@@ -87,13 +89,14 @@ class CellLookup:
     min_share: float = 0.75  # of a label's words the question must name
     top_chunks: int = 3  # the table must be in one of the best-ranked candidate chunks
     newer: Callable[[str | None], list[str]] = lambda doc: []  # the documents superseding or correcting one
+    codes: Callable[[], dict[str, str]] = dict  # code -> the name it stands for (rag/codes.py)
 
     @classmethod
-    def from_settings(cls, settings, store, newer: Callable[[str | None], list[str]] | None = None
-                      ) -> CellLookup:
+    def from_settings(cls, settings, store, newer: Callable[[str | None], list[str]] | None = None,
+                      codes: Callable[[], dict[str, str]] = dict) -> CellLookup:
         section = settings.facts
         return cls(store.lexical, section.enabled, section.min_share, section.top_chunks,
-                   newer or (lambda doc: []))
+                   newer or (lambda doc: []), codes)
 
     def answer(self, question: str, candidates: Sequence[NodeWithScore],
                lifted: frozenset[str] = frozenset(),
@@ -138,7 +141,7 @@ class CellLookup:
                         for m in pattern.finditer(question)  # not a label's: "최대 하중"
                         if all(m.group() not in label for label in labels)), None)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
-                     if m.group(1).split()[0].lower() not in STOP), None)
+                     if m.group(1).split()[0].lower() not in STOP | _PROPORTION), None)
         if extreme and extreme[1] in ("longest", "shortest") and _TENURE.search(question):
             # "been with us the longest" is the earliest start: a start date's order
             extreme = ("min" if extreme[1] == "longest" else "max", "earliest")
@@ -218,12 +221,12 @@ class CellLookup:
                 (sentence, set(words(sentence)), node) for sentence in [*line_sentences(text), *paragraphs]
                 if any(ch.isdigit() for ch in sentence))
         kept, restated = [], set()
+        names = self.codes() if wanted else {}
         for table in tables:
             newer = [said_ for doc in newer_of[table.doc] for said_ in said.get(doc, [])]
             stale = {row: restating for row in table.rows if (needed := content(label_text(row))) and (
                 restating := [(sentence, node) for sentence, named, node in newer
-                              if all(any(same(w, q) for q in named) for w in needed)
-                              and any(is_code(q) for q in named - set(words(row)))])}
+                              if _restates(table, row, needed, named, names.get(label_text(row).strip()))])}
             fixed = {row: cells for row, restating in stale.items()
                      if (cells := _corrected([f for f in table.facts if f.row == row], restating))}
             if len(fixed) < len(stale):
@@ -262,6 +265,26 @@ class CellLookup:
                         column_names={c: (c, named) for c in {f.column for f in facts}
                                       if SHORT.search(c) and (named := spelled_out(c, defined(doc))) != c})
                 for (doc, key), facts in grouped.items()]
+
+
+def _restates(table: FactTable, row: str, needed: Sequence[str], named: set[str],
+              spelled: str | None) -> bool:
+    """Whether a newer document's sentence (its words `named`) gives the table's row again: it
+    names the row (by its label's words, or for a code, the name it stands for: "Ashdene Royal
+    Infirmary" for ARI) and a code besides ("2023-24", "Table 2"); where it names the row by the
+    code's name, one of the row's columns or figures too, as the row's code stands in every
+    table of the document ("Castlebrook ... reactive jobs" restates the performance table's CBH,
+    not the energy table's)."""
+    def holds(wanted: Sequence[str]) -> bool:
+        return bool(wanted) and all(any(same(w, q) for q in named) for w in wanted)
+
+    if not any(is_code(q) for q in named - set(words(row))):
+        return False
+    if holds(needed):
+        return True
+    cells = [f for f in table.facts if f.row == row]
+    return holds(content(spelled or "")) and any(
+        holds(content(f.column)) or any(same(w, q) for w in words(f.value) for q in named) for f in cells)
 
 
 def _corrected(row: Sequence[Fact], restating: Sequence[tuple[str, BaseNode]]) -> dict[str, Fact]:

@@ -65,7 +65,8 @@ def in_force(labels: Sequence[str]) -> str | None:
 def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
     """The figure, as written, that a correction gives in place of the value `old` (in `unit`, ""
     for none): the sentence says it corrects, holds `old`, and holds one other figure in that unit,
-    or several of which one follows the correction's words.
+    or several, of which those following the correction's words are its candidates and the one
+    nearest `old` is its correction (a paragraph may correct a second figure after the first).
 
     >>> corrected_figure("Pile TP-3, settlement at working load: the value should read 8.9 mm "
     ...                  "(Issue 1 incorrectly gave 6.4 mm).", 6.4, "mm")
@@ -74,6 +75,9 @@ def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
     True
     >>> corrected_figure("Pump P-3 noise Reported: 74 Corrected: 79 Reason: read at 1 m", 74, "")
     '79'
+    >>> corrected_figure("Published value: 18,420 MWh Corrected value: 16,840 MWh. The total changes from "
+    ...                  "27,310 MWh to a corrected value of 25,730 MWh.", 27310, "MWh")
+    '25,730'
     """
     if not (_CORRECTION.search(sentence) or _STATES_OLD.search(sentence) or _FIELD_PAIR.search(sentence)):
         return None
@@ -87,7 +91,11 @@ def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
         cues = [m.end() for m in _CORRECTION.finditer(sentence)] + [  # a new side's field: "Corrected:"
             m.end() for m in _NEW_SIDE.finditer(sentence) if _FIELD_END.match(sentence, m.end())]
         others = [(number, start) for number, start in others if any(0 <= start - end <= 12 for end in cues)]
-    return others[0][0] if len(others) == 1 else None
+    # "Published value: 18,420 MWh / Corrected value: 16,840 MWh", then a consequence's pair: the
+    # correction set nearest the old figure
+    old_at = min((start for number, start in found if value(number) == old), default=0)
+    others.sort(key=lambda other: abs(other[1] - old_at))
+    return others[0][0] if others else None
 
 
 def former_sentences(sentences: Sequence[str]) -> set[int]:

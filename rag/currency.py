@@ -129,7 +129,10 @@ def _resolve(name: str, source: Dated, documents: list[Dated]) -> Dated | None:
         if len(held := [d for d in others if code.lower() in f"{d.doc} {d.title}".lower()]) == 1:
             return held[0]
     version = first_match(VERSIONS, name)
-    words = _words(_unversioned(lowered)) - _STOP - _words("previous earlier prior version 이전 종전 버전")
+    # A bracket after the title dates or describes the issue named ("(published 15 July 2025)"):
+    # its words are in no title.
+    words = _words(_unversioned(re.sub(r"\([^)]*\)", " ", lowered))) - _STOP - _words(
+        "previous earlier prior version 이전 종전 버전")
     if words:
         scored = [(len(words & _words(f"{d.title} {PurePosixPath(d.doc).stem.replace('-', ' ')}".lower()))
                    / len(words), d) for d in others]

@@ -84,9 +84,9 @@ class RagPipeline:
                                       settings.context.tables, settings.context.rank_weight,
                                       self.current.notes)
         self.widening = Widening.from_settings(settings)
-        self.cells = CellLookup.from_settings(settings, self.store, self.current.newer)
         self.premise = PremiseCheck.from_settings(settings)
         self.codes = CorpusCodes.from_settings(settings, self.store.lexical)
+        self.cells = CellLookup.from_settings(settings, self.store, self.current.newer, self.codes.codes)
         self.hop = Hop.from_settings(settings)
         self.drafter = Drafter.from_settings(settings, self.llm, self.matcher,
                                              Quoter.from_settings(settings, self.current.newer), self.store)

@@ -30,10 +30,14 @@ _MONTHS = {name: i + 1 for i, names in enumerate((
 # Month names capitalised ("May", not "may"); a month before its day first ("August 12, 2024").
 _NAMES = sorted(_MONTHS, key=len, reverse=True)
 _MONTH = r"(?P<{}>" + "|".join(f"{m.capitalize()}|{m.upper()}" for m in _NAMES) + r")\.?"
+# The weekday before a date is the date's ("Thursday 5 December 2024"), no word of its thing.
+_DAY = r"(?:\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?\s+)?"
 _DATES = [re.compile(pattern) for pattern in (
     r"(?<![\w-])(?P<y>\d{4})[-./](?P<m>\d{1,2})(?:[-./](?P<d>\d{1,2}))?(?![\w-])",
-    r"(?<!\w)" + _MONTH.format("mn") + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{4}))?(?!\w)",
-    r"(?<!\w)(?:(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+)?" + _MONTH.format("mn") + r"(?:,?\s+(?P<y>\d{4}))?(?!\w)",
+    _DAY + r"(?<!\w)" + _MONTH.format("mn")
+    + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{4}))?(?!\w)",
+    _DAY + r"(?<!\w)(?:(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+)?" + _MONTH.format("mn")
+    + r"(?:,?\s+(?P<y>\d{4}))?(?!\w)",
     r"(?:(?P<y>\d{4})\s?년\s?)?(?P<m>\d{1,2})\s?월(?:\s?(?P<d>\d{1,2})\s?일)?",
 )]
 # A word: Latin (codes too: "HIC15", "SL-13", "3A"; "100-year" names a thing, it measures none),
@@ -65,6 +69,14 @@ _CHANGE_VERB = re.compile(
     r"rose|rise|fell|fall|drop|correct|updat|amend|brought|push|replac)\w*|변경|연기|인상|인하|증가|감소|조정|"
     r"정정|늘|줄|미뤄|앞당", re.IGNORECASE)
 _FROM_TO = re.compile(r"\s*(?:to|->|→|–>)\s*|\s*(?:에서|→)\s*", re.IGNORECASE)
+# The same change written with its verb between the two sides: "the test set for 14 November has
+# been moved to 5 December", "the outage planned for 23 November will now take place on 11 January".
+_MOVED_TO = re.compile(
+    r"\s*,?\s*(?:(?:has|have|had)\s+been\s+|(?:was|were|is|are|will\s+be)\s+(?:now\s+)?)?"
+    r"(?:moved|postponed|put|pushed|pulled|brought|rescheduled|changed|revised|deferred|delayed|extended"
+    r"|raised|lowered|increased|reduced|cut|updated|amended|corrected)(?:\s+(?:back|forward))?\s+(?:to|until)\s*"
+    r"|\s*,?\s*(?:will\s+)?now\s+(?:take\s+place|be\s+held|happen|run|start|go\s+ahead)\s+on\s*",
+    re.IGNORECASE)
 _WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s*$", re.IGNORECASE)
 _NOT = re.compile(r"\s*,?\s*\(?\s*(?:not|instead of|rather than|replacing|대신)\s*", re.IGNORECASE)
 # A later figure's clause that refers back to the sentence's thing ("the cap is EUR 175 in all
@@ -287,7 +299,7 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
         before = re.search(r"([A-Za-z]+)\s*$", sentence[:spans[i][2]])
         between = re.sub(rf"\b{before.group(1)}\s*$", "", between) if before else between
         between = _WEEKDAY.sub("", between)
-        old, new = (i, i + 1) if verb and _FROM_TO.fullmatch(between) else \
+        old, new = (i, i + 1) if (verb and _FROM_TO.fullmatch(between)) or _MOVED_TO.fullmatch(between) else \
             (i + 1, i) if _NOT.fullmatch(between) else (None, None)
         if old is not None:
             words[new] = words[new] | words[old]

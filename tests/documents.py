@@ -33,7 +33,8 @@ def crash_report_pdf(path: Path) -> Path:
 
 def results_table_pdf(path: Path) -> Path:
     """A report page whose table has no grid lines (fpdf2 text set in columns): a paragraph,
-    the table (one cell wrapping onto a second line) and a paragraph after it."""
+    the table (one cell wrapping onto a second line, figures set right of their headers) and a
+    paragraph after it."""
     from fpdf import FPDF
 
     pdf = FPDF(format="A4")
@@ -43,10 +44,11 @@ def results_table_pdf(path: Path) -> Path:
     pdf.ln(4)
     rows = [("Test", "Dummy", "HIC15", "Chest (mm)"), ("SL-01", "Hybrid III", "412", "31"),
             ("SL-02", "Hybrid III", "468", "36"), ("SL-03", "WorldSID", "", "29")]
-    for row in rows:
+    for number, row in enumerate(rows):
         for x, text in zip((20, 55, 100, 130), row):
             pdf.set_xy(x, pdf.get_y())
-            pdf.cell(30, 6, text)
+            # Headers set from the left, figures to the right: their x ranges do not meet.
+            pdf.cell(30, 6, text, align="R" if number and x >= 100 else "L")
         pdf.ln(6)
         if row[0] == "SL-02":  # the dummy cell wraps onto a second line
             pdf.set_xy(55, pdf.get_y())
@@ -56,6 +58,48 @@ def results_table_pdf(path: Path) -> Path:
     pdf.multi_cell(0, 5, "Each dummy was recalibrated after 10 tests. The side test SL-03 gives no HIC15.")
     pdf.output(str(path))
     return path
+
+
+def energy_report_folder(folder: Path) -> Path:
+    """A hospital group's energy report as a text PDF whose two tables have no grid lines and
+    give sites by code (figures set right of their headers), the guide spelling the codes out,
+    and the erratum correcting a cell of each table by the sites' full names."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=16)
+    pdf.cell(0, 10, "Energy Report 2024-25", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", size=10)
+    energy = [("Site", "Electricity (MWh)", "Gas (MWh)", "Water (m3)"),
+              ("NGH", "18,420", "31,650", "142,300"), ("RVH", "4,390", "6,980", "28,450"),
+              ("Total", "22,810", "38,630", "170,750")]
+    service = [("Site", "Reactive within target", "Calls answered"), ("NGH", "86.7%", "80.1%"),
+               ("RVH", "91.2%", "84.0%")]
+    tables = [("Table 1: Energy and utilities 2024-25", energy),
+              ("Table 2: Service performance 2024-25", service)]
+    for caption, rows in tables:
+        pdf.ln(6)
+        pdf.multi_cell(0, 5, caption)
+        pdf.ln(2)
+        for number, row in enumerate(rows):
+            for x, text in zip((20, 60, 100, 140), row):
+                pdf.set_xy(x, pdf.get_y())
+                pdf.cell(34, 6, text, align="R" if number and x > 20 else "L")
+            pdf.ln(6)
+    pdf.output(str(folder / "energy_report.pdf"))
+    (folder / "site_guide.md").write_text(
+        "# Site guide\n\nThe group runs Northgate General Hospital (NGH) and Riverside Hospital (RVH). "
+        "Registers and reports give each site by its code.\n", encoding="utf-8")
+    (folder / "energy_report_erratum.txt").write_text(
+        "ERRATUM\n\nReport: Energy Report 2024-25 (published 15 July 2025)\nIssued: 2 September 2025\n\n"
+        "1. Table 1, Northgate General Hospital, electricity consumption 2024-25.\n"
+        "   Published value: 18,420 MWh\n   Corrected value: 16,840 MWh\n"
+        "   As a consequence, the total electricity for 2024-25 changes from 22,810 MWh to a\n"
+        "   corrected value of 21,230 MWh.\n\n"
+        "2. Table 2, Riverside Hospital, reactive jobs completed within target 2024-25.\n"
+        "   Published value: 91.2%\n   Corrected value: 87.9%\n", encoding="utf-8")
+    return folder
 
 
 def crash_deck_pptx(path: Path) -> Path:

@@ -5,13 +5,17 @@ question that names no cell gets None; with facts off every one is None."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import FIXTURES, fresh_settings
+from documents import energy_report_folder
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import QueryBundle
 
 from ingestion.pipeline import ingest
 from rag.cells import CellLookup
+from rag.codes import CorpusCodes
 from rag.currency import CurrentFirst
 from rag.facts import Fact, label_unit
 from rag.labels import content, same
@@ -329,18 +333,22 @@ def test_a_register_row_is_named_by_its_description_and_a_first_by_its_date(tabl
     assert first.kind == "min" and first.facts[0].row == "WLD-007" and "2021-04-26" in first.text
 
 
-def lookup_over(base_settings, tmp_path_factory, folder: str, documents: int):
-    """A cell lookup over a fresh store of the fixture folder, asked as the pipeline asks it: the
-    reranked candidates, a newer version or erratum first. Returns (answer(question), store)."""
-    settings = fresh_settings(base_settings, tmp_path_factory.mktemp(folder))
-    assert ingest([FIXTURES / folder], settings, progress=False).indexed == documents
+def lookup_over(base_settings, tmp_path_factory, folder: str | Path, documents: int):
+    """A cell lookup over a fresh store of the fixture folder (or a folder written by the test),
+    asked as the pipeline asks it: with the corpus's codes, the reranked candidates, a newer
+    version or erratum first. Returns (answer(question), store)."""
+    source = folder if isinstance(folder, Path) else FIXTURES / folder
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp(source.name))
+    assert ingest([source], settings, progress=False).indexed == documents
     store, embedding = Store(settings), build_embedding(settings)
     retriever = hybrid_retriever(settings, embedding, MockLLM())
     reranker = build_rerank_stage(settings, store, embedding)
     current = CurrentFirst.from_settings(settings, store)
-    lookup = CellLookup.from_settings(settings, store, current.newer)
+    codes = CorpusCodes.from_settings(settings, store.lexical)
+    lookup = CellLookup.from_settings(settings, store, current.newer, codes.codes)
 
     def answer(question: str):
+        question = codes.expand(question)
         query = QueryBundle(question)
         found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
         before = {node.node.node_id: i for i, node in enumerate(found)}
@@ -414,6 +422,29 @@ def test_an_erratum_that_corrects_a_cell_is_read_into_the_table(base_settings, t
     assert doc(p4.facts[0].chunk_id) == "PR-2025-04_pump_endurance.md"
     noise = answer("Which pump had the highest noise?")
     assert noise.kind == "max" and noise.facts[0].row == "P-3" and noise.facts[0].value == "79", noise
+
+
+def test_an_erratum_naming_a_site_corrects_the_coded_row_of_a_pdf_table(base_settings, tmp_path_factory):
+    """A text PDF's tables without grid lines (ingestion/pdf_tables.py) give their rows by site
+    code; the erratum names the sites in full ("Northgate General Hospital", spelled out as NGH by
+    another document) and corrects one cell of each of two tables, and a total as a consequence:
+    each corrected cell is answered from the erratum; the same site's row of the table it does
+    not correct keeps the report's figures."""
+    answer, store = lookup_over(base_settings, tmp_path_factory,
+                                energy_report_folder(tmp_path_factory.mktemp("energy")), 3)
+
+    def doc(fact: Fact) -> str:
+        return stored_nodes(store.collection, ids=[fact.chunk_id])[0].metadata["doc"]
+
+    northgate = answer("What was Northgate's electricity use in 2024-25?")
+    assert northgate.kind == "cell" and northgate.facts[0].value == "16,840", northgate
+    assert doc(northgate.facts[0]) == "energy_report_erratum.txt"
+    total = answer("What was the total electricity use in 2024-25?")
+    assert total.kind == "cell" and total.facts[0].value == "21,230", total  # the consequence's pair
+    riverside = answer("What share of reactive jobs did Riverside complete within target?")
+    assert riverside.kind == "cell" and riverside.facts[0].value.startswith("87.9"), riverside
+    gas = answer("How much gas did Riverside use in 2024-25?")
+    assert gas.kind == "cell" and gas.facts[0].value == "6,980" and doc(gas.facts[0]) == "energy_report.pdf"
 
 
 def test_a_price_takes_its_documents_currency_field_or_its_headers_bracket(base_settings, tmp_path_factory):

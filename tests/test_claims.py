@@ -36,6 +36,11 @@ ERRATUM = """Erratum to the Quality Audit 2024, issued 2 December 2024.
 
 - Section 3: the documentation score of ENG-22 should read 2.4, not 3.4."""
 
+RESCHEDULED = ("1. Castlebrook generator load bank test\n\nThe load bank test previously set for 14 November "
+               "2024 has been moved to Thursday 5 December 2024 (07:00-11:00).\n\n2. Ward Block tank "
+               "replacement\n\nThe water outage planned for 23 November 2024 will now take place on "
+               "Saturday 11 January 2025.")
+
 SECTION = "- Section 2: the number of engagements sampled should read 21."
 
 HOTELS = "The nightly hotel cap is EUR 175 in all cities except London and Seoul, where it is EUR 230."
@@ -180,6 +185,14 @@ RETENTION = "Database backups: kept on a rolling 35-day basis, then permanently 
      "surveillance visit.", True),
     ("The UKAS accreditation is good until 30 November 2028.",
      "The laboratory's UKAS accreditation was renewed until 30 November 2027.", False),
+    # a change written with its verb between the sides: the new date is the test's, the old is former;
+    # the weekday is the date's word, not the test's name
+    ("The Castlebrook load bank test is happening on Thursday 5 December 2024.", RESCHEDULED, True),
+    ("The Castlebrook load bank test is happening on 14 November 2024.", RESCHEDULED, False),
+    ("The Ward Block water outage is on Saturday 11 January 2025.", RESCHEDULED, True),
+    ("The Ward Block water outage is on 23 November 2024.", RESCHEDULED, False),
+    ("The annual load bank test at Castlebrook is on Thursday 5 December 2024.",
+     "Castlebrook: the annual load bank test is booked for 5 December 2024 with Voltex.", True),
 ])
 def test_a_chunk_backs_a_figure_only_as_it_states_it(segment, chunk, backed):
     assert claims_backed(segment, chunk) is backed
@@ -459,3 +472,11 @@ def test_the_questions_own_words_said_back_do_not_count_against_the_answer(base_
     assert not matcher.match([right], [ACCESS])[0].supported
     assert matcher.match([right], [ACCESS], question=question)[0].supported
     assert not matcher.match([changed], [ACCESS], question=question)[0].supported
+
+
+def test_a_weekday_is_the_dates_word_not_a_name_of_the_thing():
+    """"on Thursday 5 December 2024": the weekday is part of the date (its span), and no name the
+    chunk must hold, so a source giving the date without its weekday names the test."""
+    assert dates("moved to Thursday 5 December 2024.") == [((2024, 12, 5), 9, 33)]
+    chunk = "Castlebrook: the annual load bank test is booked for 5 December 2024 with Voltex."
+    assert claims_named("The Castlebrook load bank test is on Thursday 5 December 2024.", chunk)
