@@ -1,7 +1,8 @@
 """The guards on a cell answer (rag/cells.py): whether another candidate gives the row another
 figure (`contradicted`) or speaks of it first (`named_ahead`), whether the question asks another
-thing through the cell (`through_another`), names another row's place (`named_otherwise`) or a
-premise the cell contradicts (`given_otherwise`), and whether a count is of this table's things
+thing through the cell (`through_another`), names another row's place (`named_otherwise`), a
+thing the table never names (`unheld_name`) or a premise the cell contradicts (`given_otherwise`),
+and whether a count is of this table's things
 (`counted_here`) or stated in prose (`count_stated`); with the helpers they share: a table of a
 fact (`table_of`) and a subject that names another period's code (`rules_out`).
 """
@@ -107,6 +108,29 @@ def given_otherwise(question: str, fact: Fact) -> str | None:
 
 _CALENDAR = frozenset(MONTHS) | {m[:3] for m in MONTHS} | {"sept", *WEEKDAYS}  # a date's words, no site
 _PROPER = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z][\w-]+")  # a capitalised word not opening a sentence
+_NAME_RUN = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z][\w-]+(?:\s+[A-Z][a-z][\w-]+)+")  # two or more of them
+
+
+def _held(table: FactTable) -> set[str]:
+    """The words of the table's subject, headers, row labels and cells."""
+    return {*table.subject_words, *(w for f in table.facts for w in words(f"{f.row} {f.column} {f.value}"))}
+
+
+def unheld_name(question: str, table: FactTable) -> str | None:
+    """A name of two or more capitalised words the question gives ("the Pennine Medical Gases
+    contract"), not spelled out by a code, most words of which the table does not hold: the table
+    speaks of other things, whatever row and column the question's other words meet. None
+    otherwise."""
+    runs = [m.group() for m in _NAME_RUN.finditer(question)]
+    if not runs:  # most questions
+        return None
+    held, coded = _held(table), given_codes(question)
+
+    def unheld(run: str) -> bool:  # most of its words held: "Gas" holds no "Pennine Medical Gases"
+        named = [w for w in words(run) if w not in STOP | _CALENDAR]
+        return 2 * sum(meets(held, [w]) for w in named) < len(named)
+
+    return next((run for run in runs if not coded.get(run.split()[0]) and unheld(run)), None)
 
 
 def named_otherwise(question: str, fact: Fact, table: FactTable) -> str | None:
@@ -116,7 +140,7 @@ def named_otherwise(question: str, fact: Fact, table: FactTable) -> str | None:
     names = [m.group() for m in _PROPER.finditer(question) if m.group().lower() not in STOP | _CALENDAR]
     if not names:  # most questions: the table's words are not read
         return None
-    held = {*table.subject_words, *(w for f in table.facts for w in words(f"{f.row} {f.column} {f.value}"))}
+    held = _held(table)
     coded = given_codes(question)  # "Kellbrook (KBW)": the code stands for the name
     asked = [name for name in names
              if not meets(held, words(name)) and not meets(held, words(coded.get(name, "")))]

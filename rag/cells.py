@@ -22,7 +22,7 @@ from rag.corrections import corrected_figure
 from rag.places import dates
 from rag.premise_words import DEADLINE
 from rag.cell_guards import (WHERE, contradicted, count_stated, counted_here, given_otherwise, named_ahead,
-                             named_otherwise, rules_out, table_of, through_another)
+                             named_otherwise, rules_out, table_of, through_another, unheld_name)
 from rag.fact_tables import FactTable, label_text
 from rag.initialisms import SHORT, definitions, spelled_out
 from rag.facts import Fact
@@ -155,6 +155,9 @@ class CellLookup:
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)
+        if found and found.kind == "cell" and (table := table_of(found.facts[0], tables)) \
+                and unheld_name(question, table):
+            found = None  # "the Pennine Medical Gases contract" is in no energy table's cell
         if found is None and not _COUNT.search(question):
             found = ask.joined(tables)  # through another register's id: "the contract Helen Okafor manages"
             if found is None and fetch is not None and (keys := ask.keys(tables)):

@@ -114,3 +114,12 @@ SITES = {"KBW": "Kellbrook Water Treatment Works", "GMH": "Gimhae Water Treatmen
 def test_a_figure_a_chunk_gives_another_site_backs_no_sentence_of_this_one(sentence, backed):
     segment = Segment(0, 0, sentence, 0.9, True, [Reference(0, 0.9)])
     assert sited(segment, [MEMO], SITES).supported is backed
+
+
+def test_a_name_the_table_never_gives_is_no_row_of_it(registers):
+    """"the Northern Power Systems contract" meets the budget's Power row by one word: the table
+    gives no such supplier, so no cell answers; its twin asking the power budget is answered."""
+    answer, _ = registers
+    assert answer("What is the Northern Power Systems contract budget at Millbrook?") is None
+    power = answer("What is the power budget at Millbrook?")
+    assert power.kind == "cell" and power.facts[0].value == "980", power
