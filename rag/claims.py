@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.places import Date, Place, is_year, keys, owned, periods, places, titles
+from rag.places import CLAUSE_NUMBER, Date, Place, is_year, keys, owned, periods, places, titles
 from rag.names import FILE_NAME, held, names
 from rag.text import MARKER, split_sentences
 from rag.units import Amount, bounds, comparisons_hold, satisfies, value
@@ -48,7 +48,7 @@ def claims(segment: str) -> tuple[Claim, ...]:
     (list markers and citation marks are no figures: "1. The HIC15 ...", "... 3 mm [1].")."""
     found = []
     for number, sentence in enumerate(split_sentences(MARKER.sub("", segment))):
-        sentence = re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", sentence)
+        sentence = CLAUSE_NUMBER.sub("", re.sub(r"^\s*(?:\d+[.)]|[-*•·])\s+", "", sentence))
         sentence = FILE_NAME.sub("", sentence)
         stated = {b[0].start for b in bounds(sentence)}
         coded = periods(sentence)

@@ -27,7 +27,7 @@ from rag.places import Date, Place, is_year, keys, places, titles
 from rag.references import marked
 from rag.text import MARKER, NUMBER, TABLE_RULE, cells, split_sentences
 from rag.settings import Settings
-from rag.units import Amount
+from rag.units import FREQUENCY, Amount
 
 _YEAR = re.compile(r"(?:19|20)\d\d")
 # A name: a capitalised word after a sentence's first ("Solvik Mutual", "Hamburg"), or a code.
@@ -58,6 +58,8 @@ def shown(claim: Claim) -> str:
         return "-".join(f"{p:02d}" if i else str(p) for i, p in enumerate(claim.date) if p is not None)
     amount: Amount = claim.amount
     unit = amount.unit or ""
+    if unit == FREQUENCY:  # "quarterly" says its unit
+        return amount.number
     return f"{amount.number}{unit}" if unit in ("", "%") else f"{amount.number} {unit}"
 
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from rag.corrections import former_sentences, lead_label, old_sides
 from rag.layout import fields, following, title, unwrapped
 from rag.text import HEADER, TABLE_RULE, cells, split_sentences
-from rag.units import (CURRENCIES, SCALES, UNITS, Amount, amounts, bounds, named_scales,
+from rag.units import (CURRENCIES, FREQUENCY_PATTERN, SCALES, UNITS, Amount, amounts, bounds, named_scales,
                        named_units)
 
 
@@ -30,6 +30,8 @@ _MONTHS = {name: i + 1 for i, names in enumerate((
 # Month names capitalised ("May", not "may"); a month before its day first ("August 12, 2024").
 _NAMES = sorted(_MONTHS, key=len, reverse=True)
 _MONTH = r"(?P<{}>" + "|".join(f"{m.capitalize()}|{m.upper()}" for m in _NAMES) + r")\.?"
+# A time of day ("06:00-16:00") is no figure: its hours and minutes would each claim a thing's words.
+_TIME = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])")
 # The weekday before a date is the date's ("Thursday 5 December 2024"), no word of its thing.
 _DAY = r"(?:\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?\s+)?"
 _DATES = [re.compile(pattern) for pattern in (
@@ -178,12 +180,14 @@ def dates(text: str) -> list[tuple[Date, int, int]]:
 
 @lru_cache(maxsize=8192)
 def _figures(text: str) -> tuple[tuple[Amount, ...], tuple[tuple[Date, int, int], ...]]:
-    """The text's figures outside its dates (a figure glued to a word, "1st", "3A" or "100-year",
-    is a code, and so is an ordinal: "3분기" is Q3) and its dates; cached (read-only)."""
-    if not re.search(r"\d", text):
+    """The text's figures outside its dates and times of day (a figure glued to a word, "1st",
+    "3A" or "100-year", is a code, and so is an ordinal: "3분기" is Q3) and its dates; cached (read-only)."""
+    if not re.search(r"\d", text) and not FREQUENCY_PATTERN.search(text):
         return (), ()
     found = dates(text)
+    times = [m.span() for m in _TIME.finditer(text)]
     kept = [a for a in amounts(text) if not any(s <= a.start < e for _, s, e in found)
+            and not any(s <= a.start < e for s, e in times)
             and not re.match(r"-?[A-Za-z]|\s?(?:분기|번째)", text[a.end:a.end + 3])]
     return tuple(kept), tuple(found)
 
@@ -227,7 +231,7 @@ def places(chunk: str) -> tuple[Place, ...]:
             olds = former_sentences(split)
             for n, sentence in enumerate(split):
                 sentences += 1
-                for label, text in fields(sentence):
+                for label, text in fields(CLAUSE_NUMBER.sub("", sentence) if n == 0 else sentence):
                     former = label.strip() in paired or n in olds
                     found += [replace(_labelled(place, label, item if n > lead >= 0 else titled),
                                       former=place.former or former)
@@ -248,6 +252,9 @@ def places(chunk: str) -> tuple[Place, ...]:
 
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+# A clause's number opening its line ("6.1 Medical gas alarms must be tested monthly") numbers the
+# clause; as a figure it would take the clause's words from the figure the clause states.
+CLAUSE_NUMBER = re.compile(r"^\s*\d{1,2}(?:\.\d{1,2}){1,3}\.?\s+(?=[A-Z])")
 _YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,])")
 # A clause naming the source of a figure, not its thing: "according to the corrected report", "as
 # stated in the erratum", "(see the Q3 memo)".

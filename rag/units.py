@@ -101,6 +101,19 @@ _AMOUNT = re.compile(
 NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
                 r"forty|fifty|hundred")
 FREQUENCY_WORDS = r"once|twice|daily|weekly|fortnightly|monthly|quarterly|yearly|annually"
+# A frequency in words is a figure in times a year: "tested quarterly" where the newer version says
+# monthly states another figure for the test, and "every month" is "monthly".
+FREQUENCY = "times a year"
+_PER_YEAR = {"daily": 365, "weekly": 52, "fortnightly": 26, "monthly": 12, "quarterly": 4, "half-yearly": 2,
+             "six-monthly": 2, "annually": 1, "yearly": 1, "day": 365, "week": 52, "fortnight": 26,
+             "month": 12, "quarter": 4, "year": 1}
+FREQUENCY_PATTERN = re.compile(
+    r"\b(daily|weekly|fortnightly|monthly|quarterly|half-yearly|six-monthly|annually|yearly)\b"
+    r"|\b(?:every|each|once\s+(?:a|per|every)|twice\s+(?:a|per))\s+(day|week|fortnight|month|quarter|year)\b",
+    re.IGNORECASE)
+_NOUN_AFTER = re.compile(
+    r"[ \t]+(?!(?:and|or|but|by|at|in|on|for|to|from|with|as|per|during|until|after|before|if|when|where"
+    r"|while|throughout|thereafter|unless|between|under|over|is|are|was|were)\b)[A-Za-z]", re.IGNORECASE)
 # A number after a document part's name labels the part ("Section 2: ...", "see Article 12"),
 # as 제 does in Korean: no figure.
 _PART_LABEL = re.compile(r"(?:\b(?:section|article|clause|chapter|paragraph|annex|appendix|schedule|exhibit|"
@@ -185,7 +198,14 @@ def amounts(text: str) -> tuple[Amount, ...]:
         except ValueError:  # an address or a version ("127.0.0.1", "2.13.0") states no figure
             continue
         found.append(Amount(number, worth, currency or unit, match.start(), end))
-    return tuple(found)
+    for m in FREQUENCY_PATTERN.finditer(text):
+        if m.group(1) and _NOUN_AFTER.match(text, m.end()):
+            continue  # "the yearly standing charge", "monthly reports": a kind of thing, not how often
+        if not any(a.start < m.end() and m.start() < a.end for a in found):
+            times = 2.0 if m.group().lower().startswith("twice") else 1.0
+            found.append(Amount(m.group(), times * _PER_YEAR[(m.group(1) or m.group(2)).lower()], FREQUENCY,
+                                m.start(), m.end()))
+    return tuple(sorted(found, key=lambda a: a.start))
 
 
 # A fiscal year spans two ("2023/24", "2024–25"): the second is no figure of its own, and the span

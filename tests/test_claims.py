@@ -41,6 +41,9 @@ RESCHEDULED = ("1. Castlebrook generator load bank test\n\nThe load bank test pr
                "replacement\n\nThe water outage planned for 23 November 2024 will now take place on "
                "Saturday 11 January 2025.")
 
+OUTAGE = ("2. Ward Block cold water storage tank replacement\n\nFollowing the contractor's survey of the "
+          "existing tank base, the outage duration has been revised from 8 hours to 10 hours (06:00-16:00).")
+
 SECTION = "- Section 2: the number of engagements sampled should read 21."
 
 HOTELS = "The nightly hotel cap is EUR 175 in all cities except London and Seoul, where it is EUR 230."
@@ -191,6 +194,9 @@ RETENTION = "Database backups: kept on a rolling 35-day basis, then permanently 
     ("The Castlebrook load bank test is happening on 14 November 2024.", RESCHEDULED, False),
     ("The Ward Block water outage is on Saturday 11 January 2025.", RESCHEDULED, True),
     ("The Ward Block water outage is on 23 November 2024.", RESCHEDULED, False),
+    # a time of day claims nothing: its hours would each be held against the tank's other figures
+    ("The Ward Block is without water for 10 hours (06:00-16:00) when they swap the tank.", OUTAGE, True),
+    ("The Ward Block is without water for 8 hours (06:00-16:00) when they swap the tank.", OUTAGE, False),
     ("The annual load bank test at Castlebrook is on Thursday 5 December 2024.",
      "Castlebrook: the annual load bank test is booked for 5 December 2024 with Voltex.", True),
 ])
@@ -480,3 +486,15 @@ def test_a_weekday_is_the_dates_word_not_a_name_of_the_thing():
     assert dates("moved to Thursday 5 December 2024.") == [((2024, 12, 5), 9, 33)]
     chunk = "Castlebrook: the annual load bank test is booked for 5 December 2024 with Voltex."
     assert claims_named("The Castlebrook load bank test is on Thursday 5 December 2024.", chunk)
+
+
+@pytest.mark.parametrize("segment, backed", [
+    ("The medical gas alarms must be tested monthly.", True),
+    ("The medical gas alarms must be tested every month.", True),  # "every month" is monthly
+    ("The medical gas alarms must be tested quarterly.", False),  # another frequency for the test
+    ("6.1 Medical gas alarm systems must be tested monthly.", True),  # the quoted clause's number
+])
+def test_a_frequency_in_words_is_a_figure_and_a_clause_number_none(segment, backed):
+    chunk = ("6.1 Medical gas alarm systems (area and plant alarms) must be tested monthly and the results "
+             "recorded in the MGPS logbook.")
+    assert claims_backed(segment, chunk) is backed

@@ -314,3 +314,21 @@ def test_a_moved_date_takes_the_new_sides_year_and_its_own_sentence_first():
     segment = AnswerSegment(answer, [0, 0], True, [notes.reference(0.9)])
     text, _ = restated(answer, [segment], found, [notes, memo])
     assert text == "Go-live in Lisbon has been moved from 12 May to 2 June 2025 [2]."
+
+
+def test_a_frequency_the_newer_version_changed_is_superseded():
+    """v1 tests the alarms quarterly, v2 (which supersedes it) monthly: a frequency in words is a
+    figure, and a clause's number ("6.1") takes no words from it, so the answer that gave v1's
+    "quarterly" is restated with v2's clause, cited to v2."""
+    clause = ("## 6. Alarms and monitoring\n\n6.1 Medical gas alarm systems (area and plant alarms) must be "
+              "tested {} and the results recorded in the MGPS logbook.\n\n6.2 Any alarm fault must be "
+              "reported to the estates helpdesk as a P1 job.")
+    old = _source(1, "gas-policy-v1.md", clause.format("quarterly"))
+    new = _source(2, "gas-policy-v2.md", clause.format("monthly"))
+    finder = ConflictFinder(lambda doc: [new.doc] if doc == old.doc else [])
+    answer = "Quarterly: medical gas alarm systems in each area are tested that often [1]."
+    found, _ = finder.find("How often are we supposed to test the medical gas alarms?", answer, [old, new])
+    assert [([v["value"] for v in c.values], c.current) for c in found] == [(["Quarterly", "monthly"], 2)]
+    segment = AnswerSegment(answer, [0, 0], True, [old.reference(0.9)])
+    text, _ = restated(answer, [segment], found, [old, new])
+    assert "tested monthly" in text and "[2]" in text and "uarterly" not in text
