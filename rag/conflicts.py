@@ -218,6 +218,8 @@ class ConflictFinder:
                     if not (stale or (unordered and backer is backers[0])):
                         continue
                     for rival in _rivals(claim, other.text, thing, sentence)[:1]:
+                        if not stale and states_former(rival, backer.text):
+                            continue  # the backer moved away from it: "revised from 8 hours to 10 hours"
                         values = ({"value": shown(claim), "ref": backer.ref, "doc": backer.doc},
                                   {"value": shown(rival), "ref": other.ref, "doc": other.doc})
                         key = (what, values[0]["value"], values[1]["value"])

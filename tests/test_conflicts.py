@@ -332,3 +332,21 @@ def test_a_frequency_the_newer_version_changed_is_superseded():
     segment = AnswerSegment(answer, [0, 0], True, [old.reference(0.9)])
     text, _ = restated(answer, [segment], found, [old, new])
     assert "tested monthly" in text and "[2]" in text and "uarterly" not in text
+
+
+def test_a_value_the_answers_source_moved_away_from_is_no_disagreement():
+    """The memo revises the outage "from 8 hours to 10 hours"; the minutes it follows, unlinked,
+    still say 8 hours: the answer's 10 hours, cited to the memo, stands without "sources disagree"
+    (the memo itself gives 8 as the former value). Notes that gave 12 hours would disagree."""
+    minutes = _source(1, "ops-minutes-2024-09.md", "Ward Block tank replacement: the water outage will "
+                                                   "last 8 hours.")
+    memo = _source(2, "memo-2024-10.txt", "Ward Block tank replacement: the outage duration has been "
+                                          "revised from 8 hours to 10 hours (06:00-16:00).")
+    finder = ConflictFinder(lambda doc: [])
+    answer = "The Ward Block tank replacement outage will last 10 hours [2]."
+    question = "How long will the Ward Block tank replacement outage last?"
+    found, _ = finder.find(question, answer, [minutes, memo])
+    assert found == []
+    notes = _source(1, "site-notes.md", "Ward Block tank replacement: the water outage will last 12 hours.")
+    found, _ = finder.find(question, answer, [notes, memo])
+    assert [sorted(v["value"] for v in c.values) for c in found] == [["10 h", "12 h"]]
