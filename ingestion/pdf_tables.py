@@ -39,6 +39,9 @@ class Word:
     size: float  # type size in points
 
 
+Row = list[list[Word]]  # a visual row's words, in groups parted by column gaps
+
+
 @dataclass
 class PdfTable:
     page: int
@@ -102,8 +105,9 @@ def page_words(textpage, height: float) -> list[Word]:
     return words
 
 
-def _rows(words: list[Word]) -> list[list[Word]]:
-    """Words in visual rows (middles within half a type size), top down, each left to right."""
+def _rows(words: list[Word]) -> list[Row]:
+    """Words in visual rows (middles within half a type size), top down, each left to right in
+    its groups."""
     rows: list[list[Word]] = []
     for word in sorted(words, key=lambda w: (w.top + w.bottom) / 2):
         middle = (word.top + word.bottom) / 2
@@ -111,14 +115,14 @@ def _rows(words: list[Word]) -> list[list[Word]]:
             rows[-1].append(word)
         else:
             rows.append([word])
-    return [sorted(row, key=lambda w: w.left) for row in rows]
+    return [_groups(sorted(row, key=lambda w: w.left)) for row in rows]
 
 
 def _middle(row: list[Word]) -> float:
     return sum((w.top + w.bottom) / 2 for w in row) / len(row)
 
 
-def _groups(row: list[Word]) -> list[list[Word]]:
+def _groups(row: list[Word]) -> Row:
     """A row's words in groups parted by a column gap."""
     groups = [[row[0]]]
     for word in row[1:]:
@@ -129,43 +133,47 @@ def _groups(row: list[Word]) -> list[list[Word]]:
     return groups
 
 
+def _words(row: Row) -> list[Word]:
+    return [word for group in row for word in group]
+
+
 def page_tables(page: int, words: list[Word]) -> list[PdfTable]:
     """The tables among one page's words: runs of rows of two or more groups, close one under
     the other, with the wrapped lines of their cells."""
     tables, run = [], []
     for row in _rows(words):
+        size = row[0][0].size
         gap = _top(row) - _bottom(run[-1]) if run else 0.0
-        if len(_groups(row)) >= 2 and gap <= ROW_GAP * row[0].size:
+        if len(row) >= 2 and gap <= ROW_GAP * size:
             run.append(row)
-        elif run and gap <= WRAP_GAP * row[0].size and _wraps(row, _columns(run)):
+        elif run and gap <= WRAP_GAP * size and _wraps(row, _columns(run)):
             run.append(row)
         else:
             tables.extend(_table(page, run))
-            run = [row] if len(_groups(row)) >= 2 else []
+            run = [row] if len(row) >= 2 else []
     tables.extend(_table(page, run))
     return tables
 
 
-def _top(row: list[Word]) -> float:
-    return min(w.top for w in row)
+def _top(row: Row) -> float:
+    return min(w.top for w in _words(row))
 
 
-def _bottom(row: list[Word]) -> float:
-    return max(w.bottom for w in row)
+def _bottom(row: Row) -> float:
+    return max(w.bottom for w in _words(row))
 
 
-def _columns(rows: list[list[Word]]) -> list[tuple[float, float]]:
+def _columns(rows: list[Row]) -> list[tuple[float, float]]:
     """The columns, left to right: over the rows that have the most common number of groups,
     the x range of their first groups, of their second groups, and so on (a header set over
     right-aligned figures covers other x than they do, and a header cell may run into the next,
     so all rows' groups merged would be too many columns or one), merged where two overlap."""
-    counts = [len(_groups(row)) for row in rows if len(_groups(row)) >= 2]
+    counts = [len(row) for row in rows if len(row) >= 2]
     if not counts:
         return []
     most = max(set(counts), key=lambda n: (counts.count(n), n))
-    defining = [_groups(row) for row in rows if len(_groups(row)) == most]
     columns: list[list[float]] = []
-    for groups in zip(*defining):
+    for groups in zip(*(row for row in rows if len(row) == most)):
         left, right = min(g[0].left for g in groups), max(g[-1].right for g in groups)
         if columns and left <= columns[-1][1]:
             columns[-1][1] = max(columns[-1][1], right)
@@ -183,17 +191,17 @@ def _column(word: Word, columns: list[tuple[float, float]]) -> int:
     return max([0] + [i for i in range(1, len(columns)) if word.left >= columns[i - 1][1]])
 
 
-def _wraps(row: list[Word], columns: list[tuple[float, float]]) -> bool:
+def _wraps(row: Row, columns: list[tuple[float, float]]) -> bool:
     """A line of one group set close under a table row, within a column: the rest of a cell
     too long for one line. A word across a gutter is the next paragraph's."""
     return len(columns) >= 2 and all(
-        sum(left < w.right and w.left < right for left, right in columns) <= 1 for w in row
+        sum(left < w.right and w.left < right for left, right in columns) <= 1 for w in _words(row)
     )
 
 
-def _table(page: int, run: list[list[Word]]) -> list[PdfTable]:
+def _table(page: int, run: list[Row]) -> list[PdfTable]:
     """The run as a table, or nothing when it is too short, has one column, or is prose."""
-    if sum(len(_groups(row)) >= 2 for row in run) < MIN_ROWS:
+    if sum(len(row) >= 2 for row in run) < MIN_ROWS:
         return []
     columns = _columns(run)
     if len(columns) < 2:
@@ -201,10 +209,10 @@ def _table(page: int, run: list[list[Word]]) -> list[PdfTable]:
     cells: list[list[str]] = []
     for row in run:
         texts = [[] for _ in columns]
-        for word in row:
+        for word in _words(row):
             texts[_column(word, columns)].append(word.text)
         joined = [" ".join(text) for text in texts]
-        if len(_groups(row)) >= 2 or not cells:
+        if len(row) >= 2 or not cells:
             cells.append(joined)
         else:  # a wrapped line goes on the cells of the row above
             cells[-1] = [f"{above} {text}".strip() for above, text in zip(cells[-1], joined)]
