@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from rag.labels import STOP, is_code, words
-from rag.text import hangul_script
+from rag.text import hangul_script, unlinked
 
 _WH = frozenset({"which", "what"})
 _WH_IS = re.compile(r"\b(what|who|where|which|how)['’]s\b", re.IGNORECASE)
@@ -34,7 +34,6 @@ _HOW = frozenset({"many", "much", "long", "old", "often", "far"})
 _THROUGH = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "of"})
 _POSSESSIVE = frozenset({"our", "my", "your", "their", "his", "her", "its"})  # "of our contract manager"
 _RELATIVE = frozenset({"that", "which", "who", "whose", "of"})  # "the service that went down"
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|https?://\S+")
 _KO_BEFORE = frozenset({"어느", "어떤", "무슨"})
 _KO_AFTER = ("몇", "얼마", "무엇", "어디", "누구")
 
@@ -58,7 +57,7 @@ def asked(question: str) -> Asked:
     "who" and a verb, the verb's doer ("who owns the service that ...": owner; "leads": leader).
     Korean: the word after 어느/어떤/무슨 or before 몇/얼마/무엇/어디/누구, reached through a
     possessive (책임자의)."""
-    question = _LINK.sub(r" \1 ", question)  # a pasted link's address asks nothing ("?who=asker")
+    question = unlinked(question)  # a pasted link's address asks nothing ("?who=asker")
     found = words(_WH_IS.sub(r"\1 is", question))  # "what's the job title"; "Kraków's" stays a possessive
     figure = "how" in found or any(w.startswith(("몇", "얼마")) for w in found)
     if hangul_script(question):

@@ -29,7 +29,7 @@ from rag.codes import GIVEN
 from rag.near_miss import other_kind, word_stem
 from rag.settings import Settings
 from rag.shown_tables import NUMBERED, shown_tables, swapped
-from rag.text import HANGUL, hangul_script, split_sentences
+from rag.text import HANGUL, hangul_script, split_sentences, unlinked
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ class PremiseCheck:
         with their documents' labels and header fields, where codes and names often stand)."""
         texts = [text for text in evidence if text.strip()]
         # A pasted link's address holds no premise: its numbers are a host and a port, not figures.
-        question = re.sub(r"!?\[([^\]]*)\]\([^)]*\)|https?://\S+", r" \1 ", question)
+        question = unlinked(question)
         if not self.enabled or not texts or not question.strip():
             return STATED
         language = _language(question)

@@ -37,6 +37,15 @@ NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")  # a citation marker: "[2]", "[1, 3]"
 
 
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|https?://\S+")
+
+
+def unlinked(text: str) -> str:
+    """The text with each pasted link's address dropped and its label kept: an address's host,
+    port and query ("?who=asker") are no words or figures of a question."""
+    return _LINK.sub(r" \1 ", text)
+
+
 def trigrams(text: str) -> set[str]:
     """Character 3-grams of the lower-cased words: language-agnostic (Korean particles and
     English inflections change a word's end, not most of its trigrams)."""
