@@ -21,7 +21,7 @@ from rag.facts import Fact
 from rag.hop_question import asked
 from rag.labels import STOP, content, is_code, meets, same, words
 from rag.places import key, places
-from rag.premise_words import MONTHS, WEEKDAYS
+from rag.premise_words import CALENDAR, MONTHS
 from rag.text import hangul_script, line_sentences, split_sentences
 
 WHERE = re.compile(r"\bwhere\b|어디", re.IGNORECASE)
@@ -106,7 +106,7 @@ def given_otherwise(question: str, fact: Fact) -> str | None:
     return None if meets(held, given) else match.group(1)
 
 
-_CALENDAR = frozenset(MONTHS) | {m[:3] for m in MONTHS} | {"sept", *WEEKDAYS}  # a date's words, no site
+_CALENDAR = CALENDAR | {m[:3] for m in MONTHS} | {"sept"}  # with the months' short forms
 _PROPER = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z][\w-]+")  # a capitalised word not opening a sentence
 _NAME_RUN = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z][\w-]+(?:\s+[A-Z][a-z][\w-]+)+")  # two or more of them
 

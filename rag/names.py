@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from rag.premise_words import MONTHS, WEEKDAYS
+from rag.premise_words import CALENDAR
 from rag.references import Segment
 from rag.text import MARKER, NUMBER, across_scripts, folded, split_sentences
 
@@ -23,13 +23,12 @@ from rag.text import MARKER, NUMBER, across_scripts, folded, split_sentences
 # number names the file, not what the sentence claims.
 FILE_NAME = re.compile(r"[\w.-]+\.(?:md|txt|csv|json|html?|pdf|docx?|pptx?|xlsx?)\b"
                        r"|\b[A-Za-z]\w*_[\w-]*\d[\w-]*", re.IGNORECASE)
-_CALENDAR = frozenset((*MONTHS, *WEEKDAYS))
 _NAME = re.compile(r"(?<=\s)(?!I\b|I['’][a-z]+\b)[A-Z][^\W_]*(?:[-'’][^\W_]+)*(?<!['’]s)|\b[A-Z]+-?\d[\w-]*")
 
 
 def names(sentence: str) -> list[str]:
     """The sentence's names; a month or a weekday is a date's word ("on Thursday 5 December")."""
-    return [name for name in _NAME.findall(sentence) if name.lower() not in _CALENDAR]
+    return [name for name in _NAME.findall(sentence) if name.lower() not in CALENDAR]
 
 
 def held(found: Sequence[str], text: str) -> bool:

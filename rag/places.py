@@ -33,7 +33,8 @@ _MONTH = r"(?P<{}>" + "|".join(f"{m.capitalize()}|{m.upper()}" for m in _NAMES) 
 # A time of day ("06:00-16:00") is no figure: its hours and minutes would each claim a thing's words.
 _TIME = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])")
 # The weekday before a date is the date's ("Thursday 5 December 2024"), no word of its thing.
-_DAY = r"(?:\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?\s+)?"
+_WEEKDAY_NAME = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+_DAY = rf"(?:\b{_WEEKDAY_NAME},?\s+)?"
 _DATES = [re.compile(pattern) for pattern in (
     r"(?<![\w-])(?P<y>\d{4})[-./](?P<m>\d{1,2})(?:[-./](?P<d>\d{1,2}))?(?![\w-])",
     _DAY + r"(?<!\w)" + _MONTH.format("mn")
@@ -79,7 +80,7 @@ _MOVED_TO = re.compile(
     r"|raised|lowered|increased|reduced|cut|updated|amended|corrected)(?:\s+(?:back|forward))?\s+(?:to|until)\s*"
     r"|\s*,?\s*(?:will\s+)?now\s+(?:take\s+place|be\s+held|happen|run|start|go\s+ahead)\s+on\s*",
     re.IGNORECASE)
-_WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s*$", re.IGNORECASE)
+_WEEKDAY = re.compile(rf"\b{_WEEKDAY_NAME},?\s*$", re.IGNORECASE)
 _NOT = re.compile(r"\s*,?\s*\(?\s*(?:not|instead of|rather than|replacing|대신)\s*", re.IGNORECASE)
 # A later figure's clause that refers back to the sentence's thing ("the cap is EUR 175 in all
 # cities except Seoul, where it is EUR 230"; "..., while in Hamburg they are 14"): it measures

@@ -162,10 +162,11 @@ IDENTIFIER = re.compile(r"\b(version|ver|v|rev|revision|edition|release|phase|la
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+CALENDAR = frozenset((*MONTHS, *WEEKDAYS))  # a date's words: no name, no site
 MONTH = re.compile(r"\b(?:" + "|".join(m.capitalize() for m in MONTHS) + r")\b|(?<!\d)(1[0-2]|0?[1-9])월")
 # Capitalised words that are not names; with STOP, words that say nothing about a subject.
 NOT_NAMES = {
-    *MONTHS, *WEEKDAYS,
+    *CALENDAR,
     "english", "korean", "the", "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
     "does", "did", "was", "were", "are", "and", "for", "from", "with", "that", "this", "according",
     "i'm", "i’m", "i've", "i’ve", "i'd", "i’d", "i'll", "i’ll",  # the asker, not a name
