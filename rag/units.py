@@ -104,13 +104,12 @@ FREQUENCY_WORDS = r"once|twice|daily|weekly|fortnightly|monthly|quarterly|yearly
 # A frequency in words is a figure in times a year: "tested quarterly" where the newer version says
 # monthly states another figure for the test, and "every month" is "monthly".
 FREQUENCY = "times a year"
-_PER_YEAR = {"daily": 365, "weekly": 52, "fortnightly": 26, "monthly": 12, "quarterly": 4, "half-yearly": 2,
-             "six-monthly": 2, "annually": 1, "yearly": 1, "day": 365, "week": 52, "fortnight": 26,
-             "month": 12, "quarter": 4, "year": 1}
+_ADVERBS = {"daily": 365, "weekly": 52, "fortnightly": 26, "monthly": 12, "quarterly": 4, "half-yearly": 2,
+            "six-monthly": 2, "annually": 1, "yearly": 1}
+_PERIODS = {"day": 365, "week": 52, "fortnight": 26, "month": 12, "quarter": 4, "year": 1}  # "every month"
 FREQUENCY_PATTERN = re.compile(
-    r"\b(daily|weekly|fortnightly|monthly|quarterly|half-yearly|six-monthly|annually|yearly)\b"
-    r"|\b(?:every|each|once\s+(?:a|per|every)|twice\s+(?:a|per))\s+(day|week|fortnight|month|quarter|year)\b",
-    re.IGNORECASE)
+    rf"\b({'|'.join(_ADVERBS)})\b"
+    rf"|\b(?:every|each|once\s+(?:a|per|every)|twice\s+(?:a|per))\s+({'|'.join(_PERIODS)})\b", re.IGNORECASE)
 _NOUN_AFTER = re.compile(
     r"[ \t]+(?!(?:and|or|but|by|at|in|on|for|to|from|with|as|per|during|until|after|before|if|when|where"
     r"|while|throughout|thereafter|unless|between|under|over|is|are|was|were)\b)[A-Za-z]", re.IGNORECASE)
@@ -203,8 +202,8 @@ def amounts(text: str) -> tuple[Amount, ...]:
             continue  # "the yearly standing charge", "monthly reports": a kind of thing, not how often
         if not any(a.start < m.end() and m.start() < a.end for a in found):
             times = 2.0 if m.group().lower().startswith("twice") else 1.0
-            found.append(Amount(m.group(), times * _PER_YEAR[(m.group(1) or m.group(2)).lower()], FREQUENCY,
-                                m.start(), m.end()))
+            per_year = _ADVERBS[m.group(1).lower()] if m.group(1) else _PERIODS[m.group(2).lower()]
+            found.append(Amount(m.group(), times * per_year, FREQUENCY, m.start(), m.end()))
     return tuple(sorted(found, key=lambda a: a.start))
 
 
