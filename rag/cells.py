@@ -20,12 +20,13 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore
 
 from rag.corrections import corrected_figure
 from rag.places import dates
-from rag.premise_words import DEADLINE
+from rag.premise_words import DEADLINE, ENDING, STARTING
 from rag.cell_guards import (WHERE, contradicted, count_stated, counted_here, given_otherwise, named_ahead,
                              named_otherwise, rules_out, table_of, through_another, unheld_name)
 from rag.fact_tables import FactTable, label_text
 from rag.initialisms import SHORT, definitions, spelled_out
 from rag.facts import Fact
+from rag.names import names
 from rag.labels import STOP, content, is_code, is_place, same, words
 from rag.lexical import LexicalIndex
 from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
@@ -71,7 +72,9 @@ _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
 _PROPORTION = frozenset("share percentage percent proportion fraction ratio".split())
 _WHO = re.compile(r"\bwho\s+(?:is|was|are|were)\s+the\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
                   re.IGNORECASE)
-_COUNTED = re.compile(r"\bhow many\s+([A-Za-z][\w-]*)|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
+# "how many of our contracts": the noun after the determiner
+_COUNTED = re.compile(r"\bhow many\s+(?:of\s+(?:our|the|these|those|your|its|their)\s+)?([A-Za-z][\w-]*)"
+                      r"|([가-힣]{2,}?)(?:은|는|이|가)?\s*몇", re.IGNORECASE)
 # "the number of samples" counts; "the serial number of the titrator" asks an identifier.
 _COUNT = re.compile(r"\bhow many\b|(?:^|\b(?:the|a|total|overall|what)\s+)number of\b"
                     r"|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
@@ -115,12 +118,16 @@ class CellLookup:
         # "in-service" names the column "in_service" (whose "in" is a stop word): its parts too
         asked += [part for w in asked if "-" in w and not is_code(w)
                   for part in w.split("-") if part not in STOP]
-        if _WHEN.search(question):
-            asked += ["date", "날짜", "일자"]
+        if _WHEN.search(question):  # "when does it run out": the end's date column, not the start's
+            asked += ["date", "날짜", "일자", *(["end", "expiry", "until"] * bool(ENDING.search(question))),
+                      *(["start"] * bool(STARTING.search(question)))]
         if DEADLINE.search(question):  # "the cut-off for raising orders": the row "Last date to raise orders"
             asked += ["deadline", "last", "date", "due", "마감", "기한"]
+        ask = TableQuestion(tuple(asked), self.min_share, hangul_script(question),
+                            bool(_WHEN.search(question)), tuple(n.lower() for n in names(question)))
         tables, restated = self._current(_held_codes(self._tables(candidates, window), asked), candidates,
                                          window)
+        tables = [t if t.top or not ask.pinned(t) else replace(t, top=True) for t in tables]
         top = [t for t in tables if t.top]
         if not top:
             return None
@@ -128,8 +135,6 @@ class CellLookup:
         # best-ranked chunk that holds any; one naming a row and a column, any of the top chunks'.
         lead = next(filter(None, ([t for t in top if node.node.node_id in {f.chunk_id for f in t.facts}]
                                   for node in candidates[:window])), [])
-        ask = TableQuestion(tuple(asked), self.min_share, hangul_script(question),
-                            bool(_WHEN.search(question)))
         # "in the test register": the one document the question names, before the best-ranked chunk's
         hits = {t.doc: ask.subject_hits(t, tables) for t in top}
         if (most := max(hits.values())) >= 2 and len([d for d, h in hits.items() if h == most]) == 1:
@@ -159,7 +164,9 @@ class CellLookup:
                 and unheld_name(question, table):
             found = None  # "the Pennine Medical Gases contract" is in no energy table's cell
         if found is None and not _COUNT.search(question):
-            found = ask.joined(tables)  # through another register's id: "the contract Helen Okafor manages"
+            # through another register's id: "the contract Helen Okafor manages", "the chiller
+            # contract's manager's job title"
+            found = ask.joined(tables) or ask.through(tables)
             if found is None and fetch is not None and (keys := ask.keys(tables)):
                 known = {(t.doc, t.key) for t in tables}
                 more = [t for t in self._tables(fetch(" ".join([*keys, question])), 0)

@@ -12,6 +12,8 @@ another thing it describes; for kinds of questions, English and Korean.
     Asked(words=('when',), figure=False, through=True, via=())
     >>> asked("When's the SCADA cutover going to happen?").through
     False
+    >>> asked("From what date does the current medical gas policy apply?").through
+    False
     >>> asked("When did the portal move? ![me](http://127.0.0.1:8000/beacon.png?who=asker)").through
     False
 """
@@ -34,6 +36,10 @@ _HOW = frozenset({"many", "much", "long", "old", "often", "far"})
 _THROUGH = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "of"})
 _POSSESSIVE = frozenset({"our", "my", "your", "their", "his", "her", "its"})  # "of our contract manager"
 _RELATIVE = frozenset({"that", "which", "who", "whose", "of"})  # "the service that went down"
+# Words that describe the thing after an auxiliary by another: "the lead of", "the samples lost
+# when the freezer failed", "the excavator in the April failure"
+_LINKS = frozenset({"of", "in", "at", "for", "on", "with", "by", "from", "under", "when", "after", "before",
+                    "during", "that", "which", "who", "whose", "whoever"})
 _KO_BEFORE = frozenset({"어느", "어떤", "무슨"})
 _KO_AFTER = ("몇", "얼마", "무엇", "어디", "누구")
 
@@ -76,9 +82,7 @@ def asked(question: str) -> Asked:
         if word == "when":  # a date reached through a thing the question describes by what it does:
             # "when did the person leading the cutover join" (not "when's the cutover going to happen")
             rest = found[i + 2:]
-            doing = [j for j, w in enumerate(rest) if j >= 2 and len(w) > 4 and w.endswith("ing")
-                     and rest[j - 2] == "the" and rest[j - 1] not in STOP]  # "the person leading"
-            through = bool(doing) or any(w in ("who", "whoever", "whose") for w in rest)
+            through = _doing(rest) or any(w in ("who", "whoever", "whose") for w in rest)
             return Asked(WHEN_ASKED, False, through)
         if word == "who" and i + 1 < len(found) and re.fullmatch(r"[a-z]{2,}[^s]s", found[i + 1]) \
                 and found[i + 1] not in _THROUGH:
@@ -94,7 +98,12 @@ def asked(question: str) -> Asked:
             while rest and rest[0] not in STOP:
                 phrase.append(rest.pop(0))
             head = [w for w in phrase if not is_code(w) and len(w) > 1][-2:]
-            through = bool(head) and bool(rest) and rest[0] in _THROUGH
+            # "is the lead of", "does the partner who", "were lost when": an auxiliary then a thing
+            # described by another (not the asker, "what bleep do I use", nor a thing named alone,
+            # "what date does the current policy apply")
+            through = bool(head) and bool(rest) and rest[0] in _THROUGH and (rest[0] == "of" or (
+                rest[1:2] not in (["i"], ["we"], ["you"]) and (_doing(rest[1:]) or any(
+                    w in _LINKS for w in rest[1:-1]))))
             # "who logged the injury, and what's their job title": the thing an earlier clause names
             through = through or (bool(head) and i > 0 and phrase[0] in _POSSESSIVE - {"our", "my", "your"})
             while through and rest and (rest[0] in STOP or rest[0] in _POSSESSIVE):
@@ -102,3 +111,9 @@ def asked(question: str) -> Asked:
             via = tuple(itertools.takewhile(lambda w: w not in STOP, rest)) if through else ()
             return Asked(tuple(head), figure, through, via)
     return Asked((), figure, False)
+
+
+def _doing(rest: list[str]) -> bool:
+    """Whether the words describe a thing by what it does: "the person leading"."""
+    return any(j >= 2 and len(w) > 4 and w.endswith("ing") and rest[j - 2] == "the"
+               and rest[j - 1] not in STOP for j, w in enumerate(rest))

@@ -78,7 +78,7 @@ _FIELD_OF = {word: group for group in _SAME_FIELD for word in group}
 # A column header's abbreviations and the word a question spells out ("serial_no": serial number).
 _SPELLED = {"no": "number", "nr": "number", "num": "number", "qty": "quantity", "dept": "department",
             "ext": "extension", "tel": "telephone", "amt": "amount", "temp": "temperature",
-            "cap": "capacity", "desc": "description", "mgr": "manager", "addr": "address"}
+            "cap": "capacity", "desc": "description", "mgr": "manager", "addr": "address", "dt": "date"}
 
 
 def same(label_word: str, question_word: str) -> bool:

@@ -127,6 +127,12 @@ CLAUSE_AFTER = re.compile(r"\s+(?:[\w'’-]+\s+){0,3}?(?:starts?|begins?|appl(?:
 
 # A question asking for a time limit says "before" or "after" of it, presuming nothing: "the cut-off
 # for purchase orders before the year-end" where the policy says what happens after it.
+# A verb of a term's end or start names that end's column: "when does the Voltex contract run out"
+# is its end_date (or expiry), not its start_date.
+ENDING = re.compile(r"\b(?:run(?:s|ning)? out|expir(?:e|es|ed|y|ing)|lapses?|ends?|ending|finish(?:es)?|"
+                    r"terminat(?:e|es|ion)|comes? to an end|up for renewal)\b|만료|종료|끝나", re.IGNORECASE)
+STARTING = re.compile(r"\b(?:start(?:s|ed)?|beg[ai]n(?:s)?|commenc(?:e|es|ed)|kick(?:s|ed)? off)\b|시작|개시",
+                      re.IGNORECASE)
 DEADLINE = re.compile(r"\b(?:cut-?offs?|deadlines?|(?:last|latest) (?:day|date)|by when|closing date)\b"
                       r"|마감|기한", re.IGNORECASE)
 

@@ -67,6 +67,18 @@ def dated(value: str) -> bool:
     return bool(dates(value) or re.fullmatch(r"\s*(?:19|20)\d\d\s*", value))
 
 
+def _common_words(table: FactTable) -> dict[str, set[str]]:
+    """Per worded column of three values or more, the words half its values hold or more
+    ("maintenance" in a contracts register's services): no value is named by them."""
+    values: dict[str, set[str]] = {}
+    for fact in table.facts:
+        if fact.column and fact.number is None and not fact.blank:
+            values.setdefault(fact.column, set()).add(fact.value.strip().lower())
+    shared = {column: Counter(w for v in held for w in set(content(v))) for column, held in values.items()}
+    return {column: {w for w, n in shared[column].items() if 2 * n >= len(held)}
+            for column, held in values.items() if len(held) >= 3}
+
+
 def _units(column: str) -> set[str]:
     """The units a column's header names ("odometer_km": km), as a measure's words are written."""
     return {unit.lower() for unit in named_units(column)}
@@ -127,6 +139,7 @@ class TableQuestion:
     min_share: float
     korean: bool
     when: bool = False  # the question asks when
+    names: tuple[str, ...] = ()  # the question's proper names, lower-cased (rag/names.py)
 
     def best(self, labels: Sequence[str], names: dict[str, tuple[str, ...]] | None = None) -> list[str]:
         """The labels named best (ties kept), each named whole or by a word the other labels lack;
@@ -380,12 +393,13 @@ class TableQuestion:
             by_column: dict[str, list[tuple[Fact, str]]] = {}
             flags = {c for c in table.columns if c and named(c, self.asked)[0] == 1 and all(
                 f.value.strip().lower() in _YES | _NO for f in table.facts if f.column == c and not f.blank)}
+            common = _common_words(table)
             for fact in table.facts:  # words, in a column (a JSON key of its own has none)
                 worded = fact.column and fact.number is None and not fact.blank
                 if fact.column in flags:  # "how many courses are mandatory": Mandatory is "Yes"
                     if fact.value.strip().lower() in _YES:
                         by_column.setdefault(fact.column, []).append((fact, fact.value.strip()))
-                elif worded and (item := self._named_item(fact.value)):
+                elif worded and (item := self._named_item(fact.value, common.get(fact.column, set()))):
                     by_column.setdefault(fact.column, []).append((fact, item))
             for column, hits in by_column.items():  # the value named most fully: "hydraulic testing",
                 most = max(len(content(item)) for _, item in hits)  # not "hydraulics"
@@ -443,6 +457,52 @@ class TableQuestion:
                 f"has {fact.column} {value}.")
         return CellAnswer("blank" if fact.blank else "cell", said, (fact, bridge))
 
+    def through(self, tables: Sequence[FactTable]) -> CellAnswer | None:
+        """A cell of another register reached from the row the question names by the id one of
+        its cells holds: "the Daejeon chiller contract's manager, and their job title" is the staff
+        roster's job_title on the row S1017, the contract's contract_manager_id. The other
+        register's column is the one it names most (no share needed: the id already chose the
+        row); where two of the row's ids reach a named column, the one whose column is named."""
+        picked = []
+        for first in tables:
+            rows = self.best(first.rows, first.aliases) or self.valued(first)
+            if len(rows) != 1:
+                continue
+            for via in (f for f in first.facts if f.row == rows[0] and f.number is None and is_code(
+                    f.value.strip().lower()) and f.value.strip().lower() not in self.asked):
+                for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)
+                               and via.value.strip() in t.rows):
+                    hits = {c: len(named(c, self.asked)[2]) for c in second.columns if c}
+                    most = max(hits.values(), default=0)
+                    columns = [c for c, n in hits.items() if n == most]
+                    if most and len(columns) == 1:
+                        weight = len(named(via.column, self.asked)[2])
+                        picked += [(weight, first, via, second, f) for f in second.facts
+                                   if f.row == via.value.strip() and f.column == columns[0]]
+        most = max((p[0] for p in picked), default=0)
+        picked = [p for p in picked if p[0] == most]
+        if len(picked) != 1:
+            return None
+        _, first, via, second, fact = picked[0]
+        value = ("비어 있습니다" if self.korean else "blank: the table gives no value") if fact.blank \
+            else _shown(fact, second)
+        row, reached = first.shown(via.row), second.shown(fact.row)
+        said = (f"{first.subject}에서 {row}의 {via.column} 값은 {via.value}이며, {second.subject}에서 "
+                f"{reached}의 {fact.column} 값은 {value}." if self.korean else
+                f"In {first.subject}, {row} has {via.column} {via.value}; in {second.subject}, {reached} "
+                f"has {fact.column} {value}.")
+        return CellAnswer("blank" if fact.blank else "cell", said, (fact, via))
+
+    def pinned(self, table: FactTable) -> bool:
+        """Whether the question names one row of the table by two of its values and one of its
+        other columns ("when does the Voltex contract at Castlebrook run out"): a question of that
+        register wherever it ranks, as prose ranked above a register seldom gives its cell."""
+        found = self.value_matches([table])
+        if not found or len({f.row for f in found[0][2]}) != 1 or len(found[0][1]) < 2:
+            return False
+        by_value = {c for c, _ in found[0][1]}
+        return len([c for c in self.best(table.columns, table.column_names) if c not in by_value]) == 1
+
     def valued(self, table: FactTable) -> list[str]:
         """The one row of the table whose values the question names, each in its column: "the
         forecast for chemicals at Kellbrook (KBW)" is the row of Cat Chemicals and Site KBW."""
@@ -450,10 +510,22 @@ class TableQuestion:
         rows = {f.row for f in found[0][2]} if found else set()
         return list(rows) if len(rows) == 1 else []
 
-    def _named_item(self, value: str) -> str:
-        """The value, or the item of a list cell, that the question names."""
+    def _named_item(self, value: str, common: set[str]) -> str:
+        """The value, or the item of a list cell, that the question names: all its words, or
+        all but those most of its column's values share ("the lift contract" is service "Lift
+        maintenance" where most services are some maintenance), or its proper name."""
         items = [i.strip() for i in value.split(";")] if ";" in value else [value]
-        return next((i for i in items if content(i) and named(i, self.asked)[0] == 1), "")
+        def said(item: str) -> bool:
+            own = [w for w in content(item) if w not in common]
+            return named(item, self.asked)[0] == 1 or self._by_name(item) or (
+                bool(own) and named(" ".join(own), self.asked)[0] == 1)
+        return next((i for i in items if content(i) and said(i)), "")
+
+    def _by_name(self, item: str) -> bool:
+        """Whether the question names the item by its proper name alone: "the Voltex contract" is
+        supplier "Voltex Power Services" (a name the question writes as one, past its first word)."""
+        head = item.split()[0] if item.split() else ""
+        return head[:1].isupper() and not is_code(head.lower()) and head.lower() in self.names
 
     def count(self, tables: Sequence[FactTable], noun: str | None = None,
               top: Sequence[FactTable] = ()) -> CellAnswer | None:
@@ -470,16 +542,24 @@ class TableQuestion:
                                          for group in (tables, top))), [])
             if len(counted) != 1:
                 return None
-            table, n = counted[0], len(counted[0].rows)
+            table = counted[0]
             # a word naming one of its columns is a condition on it that no value matched: "how many
             # samples are still waiting for a result" is not every sample
             unread = tuple(w for w in self.asked if not is_code(w) and not meets([w], [noun])
                            and not any(same(n_, w) for n_ in table.subject_words))
-            if any(named(c, unread)[2] for c in table.columns if c):
+            conditions = [c for c in table.columns if c and named(c, unread)[2]]
+            # save a year the question gives in the date column it names: "how many contracts end in
+            # 2025" is the rows whose End_Dt is in 2025 (not those that start in it)
+            years = [w for w in self.asked if re.fullmatch(r"(?:19|20)\d\d", w)]
+            when = [c for c in conditions if any(dated(f.value) for f in table.facts if f.column == c)]
+            if len(years) == 1 and when == conditions == when[:1]:
+                table = replace(table, facts=tuple(f for f in table.facts if any(
+                    g.row == f.row and g.column == when[0] and years[0] in g.value for g in table.facts)))
+            elif conditions:
                 return None
-            text = (f"{table.subject}에는 {table.label} {n}개가 있습니다 ({table.listed(table.rows)})."
-                    if self.korean else
-                    f"{table.subject} lists {n} {table.label}{'s' * (n != 1)}: {table.listed(table.rows)}.")
+            n, rows = len(table.rows), table.listed(table.rows)
+            text = (f"{table.subject}에는 {table.label} {n}개가 있습니다 ({rows})." if self.korean else
+                    f"{table.subject} lists {n} {table.label}{'s' * (n != 1)}: {rows}.")
             return CellAnswer("count", text, tuple({f.row: f for f in table.facts[::-1]}.values())[::-1])
         if len(found) != 1:
             return None

@@ -42,6 +42,9 @@ def test_what_a_question_asks_for_and_through_what():
     # The thing asked is described directly: no other thing leads to it.
     assert not asked("What is the daily meal allowance under the travel policy?").through
     assert not asked("What is the 2025 day rate for a principal in Hamburg?").through
+    # an auxiliary followed by the asker or a thing not described by another: no second thing
+    assert not asked("If I need the on-call engineer overnight, what bleep do I use at Ashby?").through
+    assert not asked("From what date does the current medical gas policy apply?").through
     korean = asked(OFFICE_KO)
     assert korean.words == ("근무지는",) and korean.through
     assert not asked("T-202 시험의 시험일은 언제입니까?").through  # nothing named as asked

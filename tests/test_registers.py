@@ -35,10 +35,12 @@ def registers(base_settings, tmp_path_factory):
     codes = CorpusCodes.from_settings(settings, store.lexical)
     lookup = CellLookup.from_settings(settings, store)
 
-    def answer(question: str, named_codes: bool = True, join: bool = True):
+    def answer(question: str, named_codes: bool = True, join: bool = True, sunk: str = ""):
+        """`sunk`: a document whose candidates are put behind all others (ranked below the window)."""
         asked = codes.expand(question) if named_codes else question
         query = QueryBundle(asked)
         found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
+        found = sorted(found, key=lambda n: n.node.metadata.get("doc") == sunk)
         fetch = (lambda text: retriever.retrieve(QueryBundle(text))) if join else None
         return lookup.answer(asked, found, fetch=fetch)
 
@@ -96,6 +98,39 @@ def test_a_cell_reached_through_an_id_another_register_gives(registers):
     assert value.facts[0].row == "CT-2024-005"
     # Tom Aldous (S006) manages no contract: no cell, and no neighbour's
     assert answer("What's the annual value of the contract Tom Aldous manages?") is None
+
+
+def test_a_row_named_by_a_proper_name_or_its_own_words_and_the_end_a_verb_asks(registers):
+    """"the Pellow contract" is supplier Pellow Telemetry; "the Oakhurst Lane pump contract" is
+    scope "Pump maintenance" (most scopes are some maintenance) at OLW, not the telemetry contract
+    that also covers OLW; "run out" asks End_Dt, not Start_Dt."""
+    answer, _ = registers
+    ends = answer("When does the Pellow contract run out?")
+    assert ends.kind == "cell" and ends.facts[0].column == "End_Dt" and "2026-01-31" in ends.text, ends
+    starts = answer("When did the Pellow contract start?")
+    assert starts.kind == "cell" and starts.facts[0].column == "Start_Dt", starts
+    pump = answer("What's the annual value of the Oakhurst Lane pump contract?")
+    assert pump.kind == "cell" and pump.facts[0].row == "CT-2022-013" and "96500" in pump.text, pump
+
+
+def test_a_row_named_by_two_values_is_read_wherever_its_register_ranks(registers):
+    """Sunk below the best-ranked window, the register still answers a question naming one of its
+    rows by two values and one other column; a row named by one value does not."""
+    answer, _ = registers
+    ends = answer("When does the Aquaserv contract at Millbrook run out?", sunk="contracts-register.csv")
+    assert ends.kind == "cell" and ends.facts[0].row == "CT-2022-014" and ends.facts[0].column == "End_Dt"
+    assert answer("What's the annual value of the Pellow contract?", sunk="contracts-register.csv") is None
+
+
+def test_a_cell_of_another_register_reached_from_the_named_rows_id(registers):
+    """The HV contract's manager is Mgr_ID S014, whose Role the staff roster gives; a count of the
+    contracts ending in a year reads the end dates (CT-2025-002 starts in it)."""
+    answer, _ = registers
+    role = answer("Who's the manager on the Millbrook HV maintenance contract, and what's their role?")
+    assert role.kind == "cell" and "Process Technician" in role.text and "Sam Whitlock" in role.text, role
+    assert [f.doc for f in role.facts] == ["staff-roster.csv", "contracts-register.csv"]
+    ending = answer("How many of our contracts end in 2025?")
+    assert ending.kind == "count" and {f.row for f in ending.facts} == {"CT-2022-013", "CT-2022-014"}, ending
 
 
 MEMO = """Revised dates:
