@@ -224,9 +224,10 @@ class CellLookup:
         said: dict[str, list[tuple[str, set[str], BaseNode]]] = {}
         for node in (c.node for c in candidates if c.node.metadata.get("doc") in wanted):
             text = node.get_content(metadata_mode=MetadataMode.NONE)
-            # each sentence, and each paragraph of fields read as one ("Correction 2 - Incheon total
-            # impurities RSD / Reported: 3.8 % / Corrected: 1.9 %")
-            paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip().count("\n")]
+            # each sentence, and each paragraph read as one: fields ("Correction 2 - Incheon total
+            # impurities RSD / Reported: 3.8 % / Corrected: 1.9 %"), or an item whose first sentence
+            # gives the printed figure and the next the correct one
+            paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
             said.setdefault(str(node.metadata.get("doc", "")), []).extend(
                 (sentence, set(words(sentence)), node) for sentence in [*line_sentences(text), *paragraphs]
                 if any(ch.isdigit() for ch in sentence))

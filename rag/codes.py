@@ -25,11 +25,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.labels import STOP
+from rag.facts import Fact
+from rag.labels import STOP, words
 from rag.lexical import LexicalIndex
 from rag.settings import Settings
 
 _BRACKETED = re.compile(r"\(([A-Z][A-Z0-9&]{1,5})\)")
+_CODE = re.compile(r"[A-Z][A-Z&]{1,5}")  # a site's or team's code; "S012" is a person's id, no name's code
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 
 
@@ -138,10 +140,27 @@ class CorpusCodes:
         return _codes(self.index, self.index.version()) if self.enabled and self.index.exists() else {}
 
 
+def registered(facts: Iterable[Fact]) -> dict[str, str]:
+    """Code -> name, from the tables whose rows a code labels and a name column names ("code |
+    depot_name": LDS is "Leeds Depot"): a register spells its codes out as a table, not in brackets.
+
+    >>> from dataclasses import replace
+    >>> cell = Fact("r.csv", "c", "#/tables/0|code", "LDS", "depot_name", "Leeds Depot", None, "", None, None,
+    ...             "")
+    >>> registered([cell, replace(cell, column="region", value="Yorkshire")])
+    {'LDS': 'Leeds Depot'}
+    """
+    return {f.row: " ".join(f.value.split()) for f in facts
+            if _CODE.fullmatch(f.row) and "name" in words(f.column) and f.number is None
+            and f.value[:1].isupper() and len(f.value.strip()) > len(f.row)}
+
+
 @lru_cache(maxsize=4)
 def _codes(index: LexicalIndex, version: int) -> dict[str, str]:
-    """Every document's codes, a code spelled out two ways across documents left out."""
-    return _merged(abbreviations(text) for text in index.texts_with("("))
+    """Every document's codes, in brackets or in a register, a code spelled out two ways across
+    documents left out."""
+    return _merged([*(abbreviations(text) for text in index.texts_with("(")),
+                    registered(index.facts(list(index.hashes())))])
 
 
 def _merged(found: Iterable[dict[str, str]]) -> dict[str, str]:

@@ -50,6 +50,7 @@ _FIELD_END = re.compile(r"(?: value| figure| amount)?\s*:")  # "Corrected:", "Co
 _VERBS = frozenset("is are was were be been has have had will would must should may can do does did".split())
 _NUMBER_ALONE = re.compile(r"\s*\d{1,3}[.)]\s*")
 _DIGIT = re.compile(r"\d")
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 def in_force(labels: Sequence[str]) -> str | None:
@@ -75,6 +76,11 @@ def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
     True
     >>> corrected_figure("Pump P-3 noise Reported: 74 Corrected: 79 Reason: read at 1 m", 74, "")
     '79'
+    >>> corrected_figure("Pallets handled in 2023 were printed as 412,300.", 412300, "") is None
+    True
+    >>> corrected_figure("Pallets handled in 2023 were printed as 412,300. The correct figure is 421,300.",
+    ...                  412300, "")
+    '421,300'
     >>> corrected_figure("Published value: 18,420 MWh Corrected value: 16,840 MWh. The total changes from "
     ...                  "27,310 MWh to a corrected value of 25,730 MWh.", 27310, "MWh")
     '25,730'
@@ -82,8 +88,11 @@ def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
     if not (_CORRECTION.search(sentence) or _STATES_OLD.search(sentence) or _FIELD_PAIR.search(sentence)):
         return None
     # in its unit, or bare where fields give it ("Printed value: 12.4", the unit in the label)
+    # a year is the figure's period ("pallets handled in 2023 were printed as 412,300"), unless
+    # the value corrected is one
     found = [(number, start) for number, their_unit, start in figures(sentence)
-             if not unit or not their_unit or their_unit.lower() == unit.lower()]
+             if (not unit or not their_unit or their_unit.lower() == unit.lower())
+             and not (_YEAR.fullmatch(number) and not _YEAR.fullmatch(f"{old:g}"))]
     if not any(value(number) == old for number, _ in found):
         return None
     others = [(number, start) for number, start in found if value(number) != old]
@@ -94,7 +103,7 @@ def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
     # "Published value: 18,420 MWh / Corrected value: 16,840 MWh", then a consequence's pair: the
     # correction set nearest the old figure
     old_at = min((start for number, start in found if value(number) == old), default=0)
-    others.sort(key=lambda other: abs(other[1] - old_at))
+    others.sort(key=lambda other: (abs(other[1] - old_at), other[1] < old_at))  # a tie: the one after
     return others[0][0] if others else None
 
 

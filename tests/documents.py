@@ -62,7 +62,7 @@ def results_table_pdf(path: Path) -> Path:
 
 def energy_report_folder(folder: Path) -> Path:
     """A hospital group's energy report as a text PDF whose two tables have no grid lines and
-    give sites by code (figures set right of their headers), the guide spelling the codes out,
+    give sites by code (figures set right of their headers), a site register spelling the codes out,
     and the erratum correcting a cell of each table by the sites' full names."""
     from fpdf import FPDF
 
@@ -88,17 +88,17 @@ def energy_report_folder(folder: Path) -> Path:
                 pdf.cell(34, 6, text, align="R" if number and x > 20 else "L")
             pdf.ln(6)
     pdf.output(str(folder / "energy_report.pdf"))
-    (folder / "site_guide.md").write_text(
-        "# Site guide\n\nThe group runs Northgate General Hospital (NGH) and Riverside Hospital (RVH). "
-        "Registers and reports give each site by its code.\n", encoding="utf-8")
+    (folder / "site_register.csv").write_text(  # the codes spelled out by a register, not in brackets
+        "site_code,site_name,beds\nNGH,Northgate General Hospital,612\nRVH,Riverside Hospital,288\n"
+        "HLC,Hillcrest Community Clinic,0\n", encoding="utf-8")
     (folder / "energy_report_erratum.txt").write_text(
         "ERRATUM\n\nReport: Energy Report 2024-25 (published 15 July 2025)\nIssued: 2 September 2025\n\n"
         "1. Table 1, Northgate General Hospital, electricity consumption 2024-25.\n"
         "   Published value: 18,420 MWh\n   Corrected value: 16,840 MWh\n"
         "   As a consequence, the total electricity for 2024-25 changes from 22,810 MWh to a\n"
         "   corrected value of 21,230 MWh.\n\n"
-        "2. Table 2, Riverside Hospital, reactive jobs completed within target 2024-25.\n"
-        "   Published value: 91.2%\n   Corrected value: 87.9%\n", encoding="utf-8")
+        "2. Table 2, Riverside Hospital: reactive jobs completed within target in 2024 were printed as "
+        "91.2%. The correct figure is 87.9%.\n", encoding="utf-8")
     return folder
 
 

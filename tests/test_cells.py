@@ -426,8 +426,9 @@ def test_an_erratum_that_corrects_a_cell_is_read_into_the_table(base_settings, t
 
 def test_an_erratum_naming_a_site_corrects_the_coded_row_of_a_pdf_table(base_settings, tmp_path_factory):
     """A text PDF's tables without grid lines (ingestion/pdf_tables.py) give their rows by site
-    code; the erratum names the sites in full ("Northgate General Hospital", spelled out as NGH by
-    another document) and corrects one cell of each of two tables, and a total as a consequence:
+    code; the erratum names the sites in full ("Northgate General Hospital", NGH in a site
+    register's name column) and corrects one cell of each of two tables (the second in prose: "in
+    2024 were printed as 91.2%. The correct figure is 87.9%."), and a total as a consequence:
     each corrected cell is answered from the erratum; the same site's row of the table it does
     not correct keeps the report's figures."""
     answer, store = lookup_over(base_settings, tmp_path_factory,
