@@ -147,16 +147,21 @@ class ContextBuilder:
         return evidence.text, evidence.nodes
 
     def evidence(self, question: str, nodes: Sequence[NodeWithScore], budget: int,
-                 numbered: bool = False, shown: Sequence[Unit] = ()) -> Evidence:
+                 numbered: bool = False, shown: Sequence[Unit] = (), anchor: str = "") -> Evidence:
         """The best units within `budget`. `numbered`: each unit on its own numbered line, for
         the model to pick from (rag/compose.py); the units `shown` before (a narrower try, whose
         `nodes` are a prefix of these) come first with their numbers, the new ones after, so
-        llama.cpp reuses the prompt it has already read."""
+        llama.cpp reuses the prompt it has already read. `anchor`: a name the question gives that
+        only a fetched chunk holds; the best unit holding it is chosen first, as the question
+        stands on it ("the depot of Tomasz Wielgus": the contacts line naming his depot)."""
         candidates = [
             unit for i, n in enumerate(nodes)
             for unit in units(n.node.get_content(metadata_mode=MetadataMode.NONE), i, self.tables)
         ]
         self._prioritise(question, nodes, candidates)
+        named = re.sub(r"['’]s$", "", anchor).lower()
+        if holding := [u for u in candidates if named and named in u.text.lower()]:
+            max(holding, key=lambda u: u.priority).priority = max(u.priority for u in candidates) + 1
         earlier = {(u.chunk, u.position) for u in shown}
         chosen: dict[int, list[Unit]] = {}
         documents: set[str | None] = set()  # of the chunks chosen so far

@@ -196,6 +196,8 @@ class RagPipeline:
 
         before = {node.node.node_id: i for i, node in enumerate(ranked)}
         ranked = self.current.prefer(ranked, keep, newer)  # a newer version or erratum above the older
+        if not lead:  # the other language's candidates are the only ones
+            ranked = self._anchored(query, ranked, keep, retriever)
         lifted = frozenset(node.node.node_id for i, node in enumerate(ranked)  # moved up, or fetched
                            if before.get(node.node.node_id, i + 1) > i)
         top = ranked[:keep]
@@ -250,27 +252,23 @@ class RagPipeline:
                 return answered(*read, mode="composed"), False
 
         budget, shown, step = self.budget(room), [], 0
+        anchor = ""  # a name the question gives that the chunks hold and the context must show
         while True:
             nodes = ranked[: self.widening.size(keep, step)]
             tokens = min(self.widening.size(budget, step), self.budget(room, widest=True))
             tag = f"widen{step}_" if step else ""
-            evidence = self.context.evidence(query.search, nodes, tokens, composes, shown)
+            evidence = self.context.evidence(query.search, nodes, tokens, composes, shown, anchor)
             if composes and script_language(" ".join(u.text for u in evidence.units)) != language:
                 # A quote would not be in the asker's language: the model writes this answer.
                 composes = False
-                evidence = self.context.evidence(query.search, nodes, tokens)
+                evidence = self.context.evidence(query.search, nodes, tokens, anchor=anchor)
             lap(tag + "context")
             if not step:
                 verdict = self._premise(query, evidence.text)
-                kept = {n.node.node_id for n in nodes}
-                further = (n for n in candidates if n.node.node_id not in kept)
-                if verdict.status == "absent" and (holder := next((n for n in further if self._premise(
-                        query, n.node.get_content(MetadataMode.EMBED)).holds), None)):
-                    # The kept chunks lack a name, month or code the question gives: the next-ranked
-                    # chunk that holds every one of them itself leads, and the premise is read again.
-                    ranked = [holder, *[n for n in ranked if n is not holder]]
-                    nodes = ranked[: len(nodes)]
-                    evidence = self.context.evidence(query.search, nodes, tokens, composes, shown)
+                if verdict.status == "absent" and self._premise(query, _text(nodes)).entity != verdict.entity:
+                    # the chunks hold the name, the units chosen do not: the best unit naming it leads
+                    anchor = verdict.entity
+                    evidence = self.context.evidence(query.search, nodes, tokens, composes, shown, anchor)
                     verdict = self._premise(query, evidence.text)
                 blocks = evidence.text.split("\n\n")
                 lap("premise")
@@ -302,6 +300,26 @@ class RagPipeline:
             if on_token is not None:
                 on_token(notice("widen", language))
             shown, step = evidence.units if composes else [], step + 1
+
+    def _anchored(self, query: Query, ranked: list[NodeWithScore], keep: int,
+                  retriever: BaseRetriever) -> list[NodeWithScore]:
+        """The ranked chunks, led by one that holds a name, code or month the question gives that
+        the kept chunks lack, found among the next-ranked or fetched by that name alone (within
+        the asker's filters): "Tomasz Wielgus's depot" is in a contacts note that the question's
+        other words do not rank. Unchanged where the kept chunks hold it, or no chunk does: the
+        premise check then says the documents do not mention it."""
+        kept = ranked[:keep]
+        verdict = self._premise(query, _text(kept))
+        if verdict.status != "absent" or not verdict.entity:
+            return ranked
+        known = {n.node.node_id for n in ranked}
+        fetched = [n for n in retrieved(retriever, [verdict.entity]) if n.node.node_id not in known]
+        script = script_language(query.search)  # the other language's documents have their own round
+        for node in [*ranked[keep:], *fetched]:
+            if script_language(_text([node])) == script and \
+                    self._premise(query, _text([*kept, node])).entity != verdict.entity:
+                return [node, *(n for n in ranked if n is not node)]
+        return ranked
 
     def _premise(self, query: Query, evidence: str) -> PremiseVerdict:
         """The premise check on the evidence's blocks, of the question that chose the context: as it
@@ -410,3 +428,8 @@ class RagPipeline:
             configured = self.widening.size(configured, self.widening.steps)
         # Less a few tokens: the context's first and last tokens may merge with the prompt's.
         return min(configured, room - 8)
+
+
+def _text(nodes: Sequence[NodeWithScore]) -> str:
+    """The chunks' whole text, as the premise check reads it."""
+    return "\n\n".join(n.node.get_content(MetadataMode.EMBED) for n in nodes)

@@ -292,3 +292,30 @@ def test_when_asks_the_date_of_the_thing_reached_through_not_of_the_described_ro
     assert bridge.entity == "Park Soo-yeon" and bridge.held is None
     assert Hop._fact(ROSTER, bridge) == "Name: Park Soo-yeon; Start_Dt: 2020-03-16"
     assert Hop._fact(BOARD, bridge) is None
+
+
+def test_a_name_no_candidate_holds_is_fetched_by_itself_before_a_premise_refusal(base_settings,
+                                                                                  tmp_path_factory):
+    """The fuel table is the one candidate the question's words retrieve; the depot manager's name
+    is only in the contacts note, fetched by the name alone, which then leads the evidence: not
+    "the documents say nothing about Tomasz Wielgus". A name no document holds is still refused."""
+    folder = tmp_path_factory.mktemp("anchor-docs")
+    (folder / "fuel_energy_2023.md").write_text(
+        "# Fuel and energy 2023\n\nDiesel used by each depot in 2023, in litres, from fuel card records.\n\n"
+        "| Depot | Diesel (L) | Electricity (kWh) |\n|---|---|---|\n| Leeds Depot | 1,197,010 | 2,480,000 |\n"
+        "| Glasgow Eurocentral | 1,008,320 | 2,110,500 |\n", encoding="utf-8")
+    (folder / "depot_contacts.txt").write_text(
+        "Depot management contacts\n\nLeeds Depot - Depot Manager: Tomasz Wielgus - ext. 4101\n"
+        "Glasgow Eurocentral - Depot Manager: Morag Henderson - ext. 4501\n", encoding="utf-8")
+    (folder / "yard_rules.md").write_text(
+        "# Yard rules\n\nThe yard speed limit is 15 km/h; forklifts keep to 8 km/h inside buildings.\n",
+        encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("anchor"), retrieval={"keep_k": 2})
+    assert ingest([folder], settings, progress=False).indexed == 3
+    llm = ScriptedLLM(replies=["Tomasz Wielgus manages Leeds Depot [1]."] * 4, prompts=[])
+    pipeline = RagPipeline(settings, llm=llm)
+    question = "How much diesel in litres did the depot of Tomasz Wielgus use in 2023 by fuel card records?"
+    answer = pipeline.answer(question, retrieve_k=1)
+    assert answer.refused_by != "premise" and answer.sources[0].doc == "depot_contacts.txt", answer.answer
+    absent = pipeline.answer(question.replace("Tomasz Wielgus", "Ingrid Solberg"), retrieve_k=1)
+    assert absent.refused_by == "premise" and "Ingrid Solberg" in absent.answer

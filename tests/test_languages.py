@@ -105,7 +105,7 @@ def test_a_name_only_the_other_language_spells_is_looked_for_there(mostly_englis
     question = "At the Ulsan test site, how many seconds after heating began did thermal runaway occur?"
     runaway = "Thermal runaway occurred 438 seconds after heating began [1]."
     asker = pipeline(mostly_english, "하이소 시험장 질문입니까?", runaway)
-    answer = asker.answer(question, retrieve_k=4)  # few candidates: the Korean report is not among them
+    answer = asker.answer(question, retrieve_k=4, keep_k=1)  # the Korean report is not kept
     assert answer.answerable and answer.widened[-1]["reason"] == "other language", answer.segments
     assert answer.timings_ms["first_premise"] >= 0 and "first_generate" not in answer.timings_ms
     assert [s.doc for s in answer.sources] == ["thermal-runaway-ko.md"] * len(answer.sources)
@@ -114,11 +114,12 @@ def test_a_name_only_the_other_language_spells_is_looked_for_there(mostly_englis
     # a figure reads alike in both languages: absent from the Korean report too, it is refused
     asker = pipeline(mostly_english, "unused", "unused")
     false = asker.answer(
-        "Why did the Orion pack's nail penetration test at the Ulsan site run for 512 seconds?", retrieve_k=4)
+        "Why did the Orion pack's nail penetration test at the Ulsan site run for 512 seconds?", retrieve_k=4,
+        keep_k=1)
     assert false.refused_by == "premise" and "512" in false.answer and not false.widened
     assert not asker.llm.prompts
     # the widening's time cap spent, no other round starts
     capped = mostly_english.model_copy(update={"context": mostly_english.context.model_copy(
         update={"widen_time_s": 1e-6})})
-    hurried = pipeline(capped, "unused").answer(question, retrieve_k=4)
+    hurried = pipeline(capped, "unused").answer(question, retrieve_k=4, keep_k=1)
     assert hurried.refused_by == "premise" and not hurried.widened
