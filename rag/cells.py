@@ -29,6 +29,7 @@ from rag.facts import Fact
 from rag.names import names
 from rag.labels import STOP, content, is_code, is_place, same, words
 from rag.lexical import LexicalIndex
+from rag.table_joins import joined, keys, through
 from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
 from rag.text import hangul_script, line_sentences
 from rag.units import named_units, value
@@ -63,6 +64,10 @@ _MEASURES = {
 # Tenure: "has been with Kestrel the longest", "longest-serving", "worked here the shortest".
 _TENURE = re.compile(r"\b(?:been (?:with|at|here|in)|serv(?:ed|ing)|employed|worked (?:here|for|at|in))\b",
                      re.IGNORECASE)
+# Two things set against each other: "Leeds vs Bristol", "which burned more, Glasgow or Southampton".
+_MORE = r"\b(?:more|less|fewer|higher|lower|better|worse|bigger|smaller|larger)\b"
+_PAIR = re.compile(rf"\b(?:vs\.?|versus|compared (?:to|with))\s|{_MORE}.*\bor\b|\bor\b.*{_MORE}"
+                   r"|중 (?:어느|누가)", re.IGNORECASE)
 _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
@@ -125,8 +130,8 @@ class CellLookup:
             asked += ["deadline", "last", "date", "due", "마감", "기한"]
         ask = TableQuestion(tuple(asked), self.min_share, hangul_script(question),
                             bool(_WHEN.search(question)), tuple(n.lower() for n in names(question)))
-        tables, restated = self._current(_held_codes(self._tables(candidates, window), asked), candidates,
-                                         window)
+        held = _held_codes(self._tables(candidates, window), asked, either=bool(_PAIR.search(question)))
+        tables, restated = self._current(held, candidates, window)
         tables = [t if t.top or not ask.pinned(t) else replace(t, top=True) for t in tables]
         top = [t for t in tables if t.top]
         if not top:
@@ -157,6 +162,8 @@ class CellLookup:
             if time:  # "installed first" names the column "install_date"
                 ask = replace(ask, asked=(*ask.asked, "date", "날짜", "일자"))
             return ask.extreme(extreme[0], top if time else lead, measure, time, (noun or "").split(" ")[0])
+        if _PAIR.search(question) and (pair := ask.compared(top)):
+            return pair  # "Leeds vs Bristol, who had the better on-time delivery": both cells, compared
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)
@@ -166,12 +173,12 @@ class CellLookup:
         if found is None and not _COUNT.search(question):
             # through another register's id: "the contract Helen Okafor manages", "the chiller
             # contract's manager's job title"
-            found = ask.joined(tables) or ask.through(tables)
-            if found is None and fetch is not None and (keys := ask.keys(tables)):
+            found = joined(ask, tables) or through(ask, tables)
+            if found is None and fetch is not None and (ids := keys(ask, tables)):
                 known = {(t.doc, t.key) for t in tables}
-                more = [t for t in self._tables(fetch(" ".join([*keys, question])), 0)
+                more = [t for t in self._tables(fetch(" ".join([*ids, question])), 0)
                         if (t.doc, t.key) not in known]
-                found = ask.joined([*tables, *more]) if more else None
+                found = joined(ask, [*tables, *more]) if more else None
         read = found.facts[0] if found and found.kind in ("cell", "conflict") else None
         if read and through_another(question, read):
             found = None  # "the job title of the person who reported INC-24-044": not its reporter's id
@@ -320,10 +327,12 @@ def _definitions(index: LexicalIndex, doc: str, version: int) -> dict[str, str]:
     return definitions(index.document_text(doc))
 
 
-def _held_codes(tables: list[FactTable], asked: Sequence[str]) -> list[FactTable]:
+def _held_codes(tables: list[FactTable], asked: Sequence[str], either: bool = False) -> list[FactTable]:
     """Each table narrowed to the facts that hold every code or number of the question that some
-    candidate table or document holds (in a row's names, its column or the subject); a table whose
-    subject holds another code of the same form (Q3 where Q2 is asked, 2024 where 2023) is out."""
+    candidate table or document holds (in a row's names, its column or the subject), or `either`
+    of them where the question sets two things against each other ("OLW-P-001 or OLW-P-003"); a
+    table whose subject holds another code of the same form (Q3 where Q2 is asked, 2024 where 2023)
+    is out."""
     def holds(words_: Sequence[str] | frozenset[str], code: str) -> bool:
         return any(same(w, code) for w in words_)
 
@@ -345,8 +354,8 @@ def _held_codes(tables: list[FactTable], asked: Sequence[str]) -> list[FactTable
         # a code its own rows or columns hold is no other period's: the Q4 review's Q3 column
         if rules_out(table.subject_words, [c for c in codes if not (found[c][1] or found[c][2])]):
             continue
-        kept = tuple(f for f in table.facts
-                     if all(found[c][0] or f.row in found[c][1] or f.column in found[c][2] for c in held))
+        kept = tuple(f for f in table.facts if (any if either and held else all)(
+            found[c][0] or f.row in found[c][1] or f.column in found[c][2] for c in held))
         if kept:
             narrowed.append(replace(table, facts=kept))
     return narrowed

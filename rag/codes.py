@@ -98,6 +98,22 @@ def named_codes(question: str, codes: Mapping[str, str]) -> str:
     return question
 
 
+_RESTATED = re.compile(r"(?<=[a-z])\s*\(([A-Z][A-Z&]{1,5})\)")
+
+
+def unbracketed(text: str, source: str) -> str:
+    """The text without each code in brackets after a name that `source` does not give: the code
+    `named_codes` put beside the name in the question, which a model answering says back and a
+    chunk giving the name need not hold.
+
+    >>> unbracketed("Bristol Avonmouth (BRS) used 265,210 litres.", "Bristol Avonmouth Depot | 265210")
+    'Bristol Avonmouth used 265,210 litres.'
+    >>> unbracketed("Bristol Avonmouth (BRS) used 265,210 litres.", "BRS | 265210")
+    'Bristol Avonmouth (BRS) used 265,210 litres.'
+    """
+    return _RESTATED.sub(lambda m: "" if m.group(1) not in source else m.group(), text)
+
+
 GIVEN = re.compile(r"((?:[A-Z][\w'’-]*\s+){0,3}[A-Z][\w'’-]*?)(?:['’]s)?\s*\(([A-Z][A-Z0-9&]{1,5})\)")
 
 

@@ -30,6 +30,7 @@ from rag.scoring import BiEncoderScorer, Pair, Scorer
 from rag.text import (HEADER, NUMBER, across_scripts, hangul_script, line_sentences, restated,
                       split_sentences, trigrams)
 from rag.claims import claims_backed, claims_named, met_cases, stated_figures
+from rag.codes import unbracketed
 from rag.support_rules import (CLAIM_SUPPORT, CODE_SUPPORT, TABLE_SUPPORT, code_support, common_codes,
                                passages, table_support)
 from rag.premise import PremiseCheck
@@ -238,6 +239,7 @@ class LearnedSupport:
         figure stated for its thing, no qualifier contradicted."""
         if not pairs:
             return []
+        pairs = [(unbracketed(segment, chunk), chunk) for segment, chunk in pairs]
         scores = self._learned(pairs)
         if asked:
             bare = [(restated(segment, asked), chunk) for segment, chunk in pairs]

@@ -47,7 +47,7 @@ def _coded(value: str) -> bool:
     return is_code(value.lower()) or (2 <= len(value) <= 6 and value.isupper() and value.isalpha())
 
 
-def _conditions(named_values: Sequence[tuple[str, str]], korean: bool) -> str:
+def conditions(named_values: Sequence[tuple[str, str]], korean: bool) -> str:
     """"plant Brno and status in repair"; "plant 값이 Brno, status 값이 in repair"."""
     if korean:
         return ", ".join(f"{column} 값이 {value}" for column, value in named_values)
@@ -111,7 +111,7 @@ def _row_text(table: FactTable, fact: Fact) -> str:
     return f"{names[1]} ({row})" if len(names) > 1 else f"{table.label} {row}".strip()
 
 
-def _shown(fact: Fact, table: FactTable | None = None) -> str:
+def shown_value(fact: Fact, table: FactTable | None = None) -> str:
     """The value with its unit, when the cell alone does not carry it: its column's, else the one
     its row gives in a unit column."""
     if fact.unit and not value_unit(fact.value):
@@ -254,8 +254,8 @@ class TableQuestion:
         """"In sites, Brno (headcount) is 286."."""
         row = _row_text(table, fact)
         cell = row if not fact.column or set(words(fact.column)) & _GENERIC else f"{row} ({fact.column})"
-        return (f"{table.subject}의 {cell} 값은 {_shown(fact, table)}입니다." if self.korean
-                else f"In {table.subject}, {cell} is {_shown(fact, table)}.")
+        return (f"{table.subject}의 {cell} 값은 {shown_value(fact, table)}입니다." if self.korean
+                else f"In {table.subject}, {cell} is {shown_value(fact, table)}.")
 
     def _disagreement(self, picked: Sequence[tuple[FactTable, Fact]]) -> CellAnswer | None:
         """Two documents' cells of the row and column named, one value each, that differ (a staff
@@ -327,7 +327,7 @@ class TableQuestion:
         fact = top[0]
         row = table.shown(fact.row)
         across = len({f.row for f in cells}) == 1  # one row's columns: "which site used the least energy"
-        shown = _shown(fact, table)
+        shown = shown_value(fact, table)
         if self.korean:
             word = ("가장 최근인" if kind == "max" else "가장 이른") if time else (
                 "가장 높은" if kind == "max" else "가장 낮은")
@@ -417,81 +417,42 @@ class TableQuestion:
                 found.append((table, [(c, by_column[c][0][1]) for c in columns], cells))
         return found
 
-    def keys(self, tables: Sequence[FactTable]) -> list[str]:
-        """The ids of the rows the question names by their values ("Helen Okafor": S012): what
-        another register may give in a column of its own."""
-        return list(dict.fromkeys(row for t in tables for row in self.valued(t) if is_code(row.lower())))
-
-    def joined(self, tables: Sequence[FactTable]) -> CellAnswer | None:
-        """A cell of one register reached through another's id: "the annual value of the contract
-        Helen Okafor manages" is the contracts register's Ann_Val_GBP on the row whose Mgr_ID is
-        S012, the staff roster's id of the row holding Helen Okafor. One such cell, or None."""
-        picked = []
-        for first in tables:
-            rows = self.valued(first)
-            if len(rows) != 1 or not is_code(rows[0].lower()):
-                continue
-            for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)):
-                holding = {f.row: f for f in second.facts if f.column and f.value.strip() == rows[0]}
-                if len(holding) != 1:
-                    continue
-                (row, via), = holding.items()
-                columns = [c for c in self.best(second.columns, second.column_names) if c != via.column]
-                if len(columns) > 1:  # "Ann_Val_GBP | Ann_Val_KRW_m": the one the row fills
-                    columns = [c for c in columns if any(f.row == row and f.column == c and not f.blank
-                                                         for f in second.facts)]
-                if len(columns) == 1:
-                    picked += [(first, second, via, f) for f in second.facts
-                               if f.row == row and f.column == columns[0]]
-        if len(picked) != 1:
+    def compared(self, tables: Sequence[FactTable]) -> CellAnswer | None:
+        """Two rows of one table the question names ("Leeds vs Bristol", "Glasgow or Southampton")
+        and the one figure column it names (or the table's one figure column): both cells, and
+        which is higher and by how much. None unless exactly one table gives such a pair."""
+        found = []
+        for table in tables:
+            names = {r: table.aliases.get(r, (r,)) for r in table.rows}
+            holding = Counter(w for r in table.rows for w in {w for n in names[r] for w in content(n)})
+            # each named whole, or by a word no other row's names hold ("Leeds" for Leeds Depot)
+            rows = [r for r in table.rows if any(
+                share >= self.min_share or any(holding[h] == 1 for h in hits)
+                for share, _, hits in (named(n, self.asked) for n in names[r]))]
+            filled = {(f.row, f.column) for f in table.facts if f.number is not None}
+            figures = [c for c in table.columns if c and all((r, c) in filled for r in rows)]
+            hits = {c: len(named(c, self.asked)[2]) for c in figures}
+            most = [c for c in figures if hits[c] == max(hits.values(), default=0) > 0]
+            columns = self.best(figures, table.column_names) or (most if len(most) == 1 else [])
+            if len(rows) == 2 and len(columns) == 1:
+                found.append((table, [next(f for f in table.facts if f.row == r and f.column == columns[0])
+                                      for r in rows]))
+        if len(found) != 1:
             return None
-        first, second, via, fact = picked[0]
-        bridge = next(f for f in first.facts if f.row == via.value.strip())
-        by = _conditions(self.value_matches([first])[0][1], self.korean)
-        row = second.shown(fact.row)
-        value = ("비어 있습니다" if self.korean else "blank: the table gives no value") if fact.blank \
-            else _shown(fact, second)
-        said = (f"{second.subject}에서 {via.column} 값이 {via.value}({first.subject}에서 {by})인 {row}의 "
-                f"{fact.column} 값은 {value}." if self.korean else
-                f"In {second.subject}, {row}, whose {via.column} is {via.value} ({by} in {first.subject}), "
-                f"has {fact.column} {value}.")
-        return CellAnswer("blank" if fact.blank else "cell", said, (fact, bridge))
-
-    def through(self, tables: Sequence[FactTable]) -> CellAnswer | None:
-        """A cell of another register reached from the row the question names by the id one of
-        its cells holds: "the Daejeon chiller contract's manager, and their job title" is the staff
-        roster's job_title on the row S1017, the contract's contract_manager_id. The other
-        register's column is the one it names most (no share needed: the id already chose the
-        row); where two of the row's ids reach a named column, the one whose column is named."""
-        picked = []
-        for first in tables:
-            rows = self.best(first.rows, first.aliases) or self.valued(first)
-            if len(rows) != 1:
-                continue
-            for via in (f for f in first.facts if f.row == rows[0] and f.number is None and is_code(
-                    f.value.strip().lower()) and f.value.strip().lower() not in self.asked):
-                for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)
-                               and via.value.strip() in t.rows):
-                    hits = {c: len(named(c, self.asked)[2]) for c in second.columns if c}
-                    most = max(hits.values(), default=0)
-                    columns = [c for c, n in hits.items() if n == most]
-                    if most and len(columns) == 1:
-                        weight = len(named(via.column, self.asked)[2])
-                        picked += [(weight, first, via, second, f) for f in second.facts
-                                   if f.row == via.value.strip() and f.column == columns[0]]
-        most = max((p[0] for p in picked), default=0)
-        picked = [p for p in picked if p[0] == most]
-        if len(picked) != 1:
-            return None
-        _, first, via, second, fact = picked[0]
-        value = ("비어 있습니다" if self.korean else "blank: the table gives no value") if fact.blank \
-            else _shown(fact, second)
-        row, reached = first.shown(via.row), second.shown(fact.row)
-        said = (f"{first.subject}에서 {row}의 {via.column} 값은 {via.value}이며, {second.subject}에서 "
-                f"{reached}의 {fact.column} 값은 {value}." if self.korean else
-                f"In {first.subject}, {row} has {via.column} {via.value}; in {second.subject}, {reached} "
-                f"has {fact.column} {value}.")
-        return CellAnswer("blank" if fact.blank else "cell", said, (fact, via))
+        table, cells = found[0]
+        high, low = sorted(cells, key=lambda f: f.number or 0.0, reverse=True)
+        gap = (high.number or 0.0) - (low.number or 0.0)
+        by = f"{gap:,.0f}" if gap == int(gap) else f"{gap:,.2f}".rstrip("0")
+        one, two = (f"{table.shown(f.row)} {shown_value(f, table)}" for f in cells)
+        if high.number == low.number:
+            said = "같습니다" if self.korean else "they are the same"
+        elif self.korean:
+            said = f"{table.shown(high.row)}이(가) {by}만큼 높습니다"
+        else:
+            said = f"{table.shown(high.row)}'s is higher, by {by}"
+        text = (f"{table.subject}의 {high.column}: {one}, {two}; {said}." if self.korean
+                else f"In {table.subject}, {high.column}: {one} and {two}; {said}.")
+        return CellAnswer("cell", text, tuple(cells))
 
     def pinned(self, table: FactTable) -> bool:
         """Whether the question names one row of the table by two of its values and one of its
@@ -547,19 +508,20 @@ class TableQuestion:
             # samples are still waiting for a result" is not every sample
             unread = tuple(w for w in self.asked if not is_code(w) and not meets([w], [noun])
                            and not any(same(n_, w) for n_ in table.subject_words))
-            conditions = [c for c in table.columns if c and named(c, unread)[2]]
-            # save a year the question gives in the date column it names: "how many contracts end in
-            # 2025" is the rows whose End_Dt is in 2025 (not those that start in it)
+            unmet = [c for c in table.columns if c and named(c, unread)[2]]
+            # but a year the question gives in the one date column it names: "how many contracts end
+            # in 2025" counts the rows whose End_Dt is in 2025 (not those that start in it)
             years = [w for w in self.asked if re.fullmatch(r"(?:19|20)\d\d", w)]
-            when = [c for c in conditions if any(dated(f.value) for f in table.facts if f.column == c)]
-            if len(years) == 1 and when == conditions == when[:1]:
-                table = replace(table, facts=tuple(f for f in table.facts if any(
-                    g.row == f.row and g.column == when[0] and years[0] in g.value for g in table.facts)))
-            elif conditions:
+            column = unmet[0] if len(unmet) == 1 and len(years) == 1 else ""
+            if column and any(dated(f.value) for f in table.facts if f.column == column):
+                rows_in = {f.row for f in table.facts if f.column == column and years[0] in f.value}
+                table = replace(table, facts=tuple(f for f in table.facts if f.row in rows_in))
+            elif unmet:
                 return None
             n, rows = len(table.rows), table.listed(table.rows)
-            text = (f"{table.subject}에는 {table.label} {n}개가 있습니다 ({rows})." if self.korean else
-                    f"{table.subject} lists {n} {table.label}{'s' * (n != 1)}: {rows}.")
+            within = f" ({column}: {years[0]})" if column else ""
+            text = (f"{table.subject}에는 {table.label} {n}개가 있습니다{within} ({rows})." if self.korean
+                    else f"{table.subject} lists {n} {table.label}{'s' * (n != 1)}{within}: {rows}.")
             return CellAnswer("count", text, tuple({f.row: f for f in table.facts[::-1]}.values())[::-1])
         if len(found) != 1:
             return None
@@ -573,10 +535,10 @@ class TableQuestion:
                for c in table.columns):
             return None  # "the Kellbrook assets at the top criticality rating": Crit, which no value matched
         n, rows = len(cells), table.listed([f.row for f in cells])
-        text = (f"{table.subject}에서 {_conditions(named_values, True)}인 행은 {n}개입니다 ({rows})."
+        text = (f"{table.subject}에서 {conditions(named_values, True)}인 행은 {n}개입니다 ({rows})."
                 if self.korean else
                 f"In {table.subject}, {n} row{'s' * (n != 1)} {'have' if n != 1 else 'has'} "
-                f"{_conditions(named_values, False)}: {rows}.")
+                f"{conditions(named_values, False)}: {rows}.")
         return CellAnswer("count", text, tuple(cells))
 
     def select(self, tables: Sequence[FactTable]) -> CellAnswer | None:
@@ -588,6 +550,6 @@ class TableQuestion:
             return None
         table, named_values, (fact,) = found[0]
         row = table.shown(fact.row)
-        text = (f"{table.subject}에서 {_conditions(named_values, True)}인 것은 {row}입니다." if self.korean
-                else f"In {table.subject}, {row} has {_conditions(named_values, False)}.")
+        text = (f"{table.subject}에서 {conditions(named_values, True)}인 것은 {row}입니다." if self.korean
+                else f"In {table.subject}, {row} has {conditions(named_values, False)}.")
         return CellAnswer("cell", text, (fact,))

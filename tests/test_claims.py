@@ -317,6 +317,22 @@ def test_the_matcher_backs_a_figure_its_chunk_states_for_the_thing_in_other_word
     assert [(s.text, s.supported) for s in segments] == [(right, True), (changed, False)]
 
 
+def test_a_code_the_question_put_beside_a_name_is_not_held_against_the_answer(base_settings):
+    """The question is asked "at Avonmouth (AVM)" (rag/codes.py); the model says the code back;
+    the table gives the depot by name: the sentence is scored as if the code were not there."""
+    from rag.models import build_embedding
+    from rag.scoring import bi_encoder
+    from rag.support import support_scorer
+
+    scorer = support_scorer(base_settings, bi_encoder(base_settings, build_embedding(base_settings)))
+    table = ("Diesel consumption by depot, litres, 2023\n\n| Depot | Q1 (L) | Q2 (L) | Q3 (L) |\n"
+             "|---|---|---|---|\n| Leeds Depot | 301420 | 296880 | 288150 |\n"
+             "| Avonmouth Depot | 276340 | 271905 | 265210 |")
+    plain = "Avonmouth used 265,210 litres of diesel in Q3 2023."
+    coded, held = scorer([(plain.replace("Avonmouth", "Avonmouth (AVM)"), table), (plain, table)])
+    assert coded == held > 0
+
+
 def test_a_korean_quarter_is_an_ordinal_not_minutes():
     assert claims_backed("2024년 3분기 서울 사무소의 가동률은 74%입니다.",
                          "# Office figures Q3 2024\n\n| Office | Utilisation |\n|---|---|\n| Seoul | 74% |")

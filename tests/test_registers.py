@@ -131,6 +131,20 @@ def test_a_cell_of_another_register_reached_from_the_named_rows_id(registers):
     assert [f.doc for f in role.facts] == ["staff-roster.csv", "contracts-register.csv"]
     ending = answer("How many of our contracts end in 2025?")
     assert ending.kind == "count" and {f.row for f in ending.facts} == {"CT-2022-013", "CT-2022-014"}, ending
+    assert "(End_Dt: 2025)" in ending.text
+    # a year and no date column named: the rows holding the year, whichever date (once an IndexError)
+    listed = answer("How many of our contracts are on the books for 2025?")
+    assert listed.kind == "count" and len(listed.facts) == 3, listed
+
+
+def test_two_rows_set_against_each_other_are_both_given_and_compared(registers):
+    """"OLW-P-001 or OLW-P-003": both rows' Duty_kW and which is higher; the other pumps' figures
+    (132 at Millbrook) are no part of it."""
+    answer, _ = registers
+    pair = answer("Which has the higher duty kW, OLW-P-001 or OLW-P-003?")
+    assert pair.kind == "cell" and [f.row for f in pair.facts] == ["OLW-P-001", "OLW-P-003"], pair
+    assert "160" in pair.text and "110" in pair.text and "OLW-P-001's is higher, by 50" in pair.text
+    assert "132" not in pair.text
 
 
 MEMO = """Revised dates:

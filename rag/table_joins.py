@@ -1,0 +1,92 @@
+"""Cells reached across two registers through an id one gives and the other labels its rows by
+(rag/cells.py asks these after no one table answers): "the annual value of the contract Helen
+Okafor manages" goes from the staff roster's S012 to the contracts row whose Mgr_ID is S012
+(`joined`); "the Daejeon chiller contract's manager, and their job title" from the contract's
+contract_manager_id S1017 to the roster's row S1017 (`through`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rag.fact_tables import FactTable
+from rag.labels import is_code, named
+from rag.table_question import CellAnswer, TableQuestion, conditions, shown_value
+
+
+def keys(ask: TableQuestion, tables: Sequence[FactTable]) -> list[str]:
+    """The ids of the rows the question names by their values ("Helen Okafor": S012): what
+    another register may give in a column of its own."""
+    return list(dict.fromkeys(row for t in tables for row in ask.valued(t) if is_code(row.lower())))
+
+
+def joined(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | None:
+    """A cell of one register reached through another's id: "the annual value of the contract
+    Helen Okafor manages" is the contracts register's Ann_Val_GBP on the row whose Mgr_ID is
+    S012, the staff roster's id of the row holding Helen Okafor. One such cell, or None."""
+    picked = []
+    for first in tables:
+        rows = ask.valued(first)
+        if len(rows) != 1 or not is_code(rows[0].lower()):
+            continue
+        for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)):
+            holding = {f.row: f for f in second.facts if f.column and f.value.strip() == rows[0]}
+            if len(holding) != 1:
+                continue
+            (row, via), = holding.items()
+            columns = [c for c in ask.best(second.columns, second.column_names) if c != via.column]
+            if len(columns) > 1:  # "Ann_Val_GBP | Ann_Val_KRW_m": the one the row fills
+                columns = [c for c in columns if any(f.row == row and f.column == c and not f.blank
+                                                     for f in second.facts)]
+            if len(columns) == 1:
+                picked += [(first, second, via, f) for f in second.facts
+                           if f.row == row and f.column == columns[0]]
+    if len(picked) != 1:
+        return None
+    first, second, via, fact = picked[0]
+    bridge = next(f for f in first.facts if f.row == via.value.strip())
+    by = conditions(ask.value_matches([first])[0][1], ask.korean)
+    row = second.shown(fact.row)
+    value = ("비어 있습니다" if ask.korean else "blank: the table gives no value") if fact.blank \
+        else shown_value(fact, second)
+    said = (f"{second.subject}에서 {via.column} 값이 {via.value}({first.subject}에서 {by})인 {row}의 "
+            f"{fact.column} 값은 {value}." if ask.korean else
+            f"In {second.subject}, {row}, whose {via.column} is {via.value} ({by} in {first.subject}), "
+            f"has {fact.column} {value}.")
+    return CellAnswer("blank" if fact.blank else "cell", said, (fact, bridge))
+
+
+def through(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | None:
+    """A cell of another register reached from the row the question names by the id one of
+    its cells holds: "the Daejeon chiller contract's manager, and their job title" is the staff
+    roster's job_title on the row S1017, the contract's contract_manager_id. The other
+    register's column is the one it names most (no share needed: the id already chose the
+    row); where two of the row's ids reach a named column, the one whose column is named."""
+    picked = []
+    for first in tables:
+        rows = ask.best(first.rows, first.aliases) or ask.valued(first)
+        if len(rows) != 1:
+            continue
+        for via in (f for f in first.facts if f.row == rows[0] and f.number is None and is_code(
+                f.value.strip().lower()) and f.value.strip().lower() not in ask.asked):
+            for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)
+                           and via.value.strip() in t.rows):
+                hits = {c: len(named(c, ask.asked)[2]) for c in second.columns if c}
+                most = max(hits.values(), default=0)
+                columns = [c for c, n in hits.items() if n == most]
+                if most and len(columns) == 1:
+                    weight = len(named(via.column, ask.asked)[2])
+                    picked += [(weight, first, via, second, f) for f in second.facts
+                               if f.row == via.value.strip() and f.column == columns[0]]
+    most = max((p[0] for p in picked), default=0)
+    picked = [p for p in picked if p[0] == most]
+    if len(picked) != 1:
+        return None
+    _, first, via, second, fact = picked[0]
+    value = ("비어 있습니다" if ask.korean else "blank: the table gives no value") if fact.blank \
+        else shown_value(fact, second)
+    row, reached = first.shown(via.row), second.shown(fact.row)
+    said = (f"{first.subject}에서 {row}의 {via.column} 값은 {via.value}이며, {second.subject}에서 "
+            f"{reached}의 {fact.column} 값은 {value}." if ask.korean else
+            f"In {first.subject}, {row} has {via.column} {via.value}; in {second.subject}, {reached} "
+            f"has {fact.column} {value}.")
+    return CellAnswer("blank" if fact.blank else "cell", said, (fact, via))
