@@ -30,6 +30,7 @@ from rag.names import names
 from rag.labels import STOP, content, is_code, is_place, same, words
 from rag.lexical import LexicalIndex
 from rag.table_joins import joined, keys, through
+from rag.table_rows import compared, count, select
 from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
 from rag.text import hangul_script, line_sentences
 from rag.units import named_units, value
@@ -162,7 +163,7 @@ class CellLookup:
             if time:  # "installed first" names the column "install_date"
                 ask = replace(ask, asked=(*ask.asked, "date", "날짜", "일자"))
             return ask.extreme(extreme[0], top if time else lead, measure, time, (noun or "").split(" ")[0])
-        if _PAIR.search(question) and (pair := ask.compared(top)):
+        if _PAIR.search(question) and (pair := compared(ask, top)):
             return pair  # "Leeds vs Bristol, who had the better on-time delivery": both cells, compared
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
@@ -208,12 +209,12 @@ class CellLookup:
             counted = _COUNTED.search(question)
             noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
             # "How many hours does the course take" asks a measure, not how many rows.
-            rows = None if noun and named_units(noun) else ask.count(lead, noun, top)
+            rows = None if noun and named_units(noun) else count(ask, lead, noun, top)
             if rows and noun and not counted_here(noun, rows.facts[0], tables, asked):
                 return None  # "how many households take part" is no count of a staff directory's rows
             return None if rows and count_stated(noun, rows.facts[0].doc, candidates) else rows
         if found is None and _WHICH.search(question):
-            return ask.select(lead)
+            return select(ask, lead)
         return found
 
     def _current(self, tables: list[FactTable], candidates: Sequence[NodeWithScore], window: int
