@@ -32,7 +32,7 @@ from rag.lexical import LexicalIndex
 from rag.table_joins import joined, keys, through
 from rag.table_rows import compared, count, select
 from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
-from rag.text import hangul_script, line_sentences
+from rag.text import YEAR, hangul_script, line_sentences
 from rag.units import named_units, value
 
 _VALUE = re.compile(r"\b(?!what\b|which\b|the\b|its\b|a\b)[a-z]{3,} value\b", re.I)
@@ -84,7 +84,6 @@ _COUNTED = re.compile(r"\bhow many\s+(?:of\s+(?:our|the|these|those|your|its|the
 # "the number of samples" counts; "the serial number of the titrator" asks an identifier.
 _COUNT = re.compile(r"\bhow many\b|(?:^|\b(?:the|a|total|overall|what)\s+)number of\b"
                     r"|몇\s*(?:개|건|번|명|행|곳|대|회)?", re.IGNORECASE)
-_YEAR = re.compile(r"(?:19|20)\d\d")
 _LOCATION = frozenset({"doc", "page", "page_end", "slide", "section", "sections", "table_id", "ocr",
                        "document_id", "doc_id", "ref_doc_id"})
 
@@ -131,7 +130,8 @@ class CellLookup:
             asked += ["deadline", "last", "date", "due", "마감", "기한"]
         ask = TableQuestion(tuple(asked), self.min_share, hangul_script(question),
                             bool(_WHEN.search(question)), tuple(n.lower() for n in names(question)))
-        held = _held_codes(self._tables(candidates, window), asked, either=bool(_PAIR.search(question)))
+        pair = bool(_PAIR.search(question))  # two things set against each other
+        held = _held_codes(self._tables(candidates, window), asked, either=pair)
         tables, restated = self._current(held, candidates, window)
         tables = [t if t.top or not ask.pinned(t) else replace(t, top=True) for t in tables]
         top = [t for t in tables if t.top]
@@ -163,8 +163,8 @@ class CellLookup:
             if time:  # "installed first" names the column "install_date"
                 ask = replace(ask, asked=(*ask.asked, "date", "날짜", "일자"))
             return ask.extreme(extreme[0], top if time else lead, measure, time, (noun or "").split(" ")[0])
-        if _PAIR.search(question) and (pair := compared(ask, top)):
-            return pair  # "Leeds vs Bristol, who had the better on-time delivery": both cells, compared
+        if pair and (both := compared(ask, top)):
+            return both  # "Leeds vs Bristol, who had the better on-time delivery": both cells, compared
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)
@@ -341,7 +341,7 @@ def _held_codes(tables: list[FactTable], asked: Sequence[str], either: bool = Fa
         """The rows a worded cell of which holds the code: "rated Tier 1" is a condition on them;
         a year, the rows a date of which is in it ("the 2024 incident log")."""
         return {f.row for f in table.facts if f.number is None and (holds(words(f.value), code) or (
-            _YEAR.fullmatch(code) and any(str(found[0][0]) == code for found in dates(f.value))))}
+            YEAR.fullmatch(code) and any(str(found[0][0]) == code for found in dates(f.value))))}
 
     codes = [w for w in asked if is_code(w)]
     # per table and code: whether its subject holds it, and which rows (by name, else by a

@@ -31,7 +31,8 @@ from rag.lexical import LexicalIndex
 from rag.settings import Settings
 
 _BRACKETED = re.compile(r"\(([A-Z][A-Z0-9&]{1,5})\)")
-_CODE = re.compile(r"[A-Z][A-Z&]{1,5}")  # a site's or team's code; "S012" is a person's id, no name's code
+_LETTERS = r"[A-Z][A-Z&]{1,5}"  # a site's or team's code; "S012" is a person's id, no name's code
+_CODE = re.compile(_LETTERS)
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 
 
@@ -98,7 +99,7 @@ def named_codes(question: str, codes: Mapping[str, str]) -> str:
     return question
 
 
-_RESTATED = re.compile(r"(?<=[a-z])\s*\(([A-Z][A-Z&]{1,5})\)")
+_RESTATED = re.compile(rf"(?<=[a-z])\s*\(({_LETTERS})\)")
 
 
 def unbracketed(text: str, source: str) -> str:

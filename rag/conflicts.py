@@ -25,11 +25,10 @@ from rag.layout import fields, following, title, unwrapped
 from rag.asked import asks_quantity
 from rag.places import Date, Place, is_year, keys, places, titles
 from rag.references import marked
-from rag.text import MARKER, NUMBER, TABLE_RULE, cells, split_sentences
+from rag.text import MARKER, NUMBER, TABLE_RULE, YEAR, cells, split_sentences
 from rag.settings import Settings
 from rag.units import FREQUENCY, Amount
 
-_YEAR = re.compile(r"(?:19|20)\d\d")
 # A name: a capitalised word after a sentence's first ("Solvik Mutual", "Hamburg"), or a code.
 _NAME = re.compile(r"(?<=[\w,;:)] )[A-Z][A-Za-z]+|\b[A-Z]+\d[\w-]*")
 
@@ -91,7 +90,7 @@ class Thing:
         if place.cell is not None:  # a period over the column ("Q3 2024") is the cell's
             around |= set(NUMBER.findall(_column_header(text, place.cell)))
         anywhere = set(NUMBER.findall(text))
-        return all(f in around or (_YEAR.fullmatch(f) and f in anywhere) for f in self.figures)
+        return all(f in around or (YEAR.fullmatch(f) and f in anywhere) for f in self.figures)
 
 
 def _column_header(text: str, cell: tuple[int, int, int]) -> str:
@@ -137,11 +136,11 @@ def _rivals(claim: Claim, text: str, thing: Thing, sentence: tuple[Claim, ...] =
         if claim.date is not None:
             found += [replace(claim, date=d) for d in place.dates if d != claim.date]
         else:
-            unit, year = claim.amount.unit, _YEAR.fullmatch(claim.amount.number)
+            unit, year = claim.amount.unit, YEAR.fullmatch(claim.amount.number)
             found += [replace(claim, amount=replace(a, unit=unit)) for a in place.amounts
                       if a.value != claim.amount.value
                       and (a.unit == unit or (a.unit is None and place.cell and unit in place.units))
-                      and (year or not (a.unit is None and _YEAR.fullmatch(a.number)))]
+                      and (year or not (a.unit is None and YEAR.fullmatch(a.number)))]
     return [rival for rival in found if claim_backed(rival, text)
             and coordinates_hold(tuple(rival if c is claim else c for c in sentence) or (rival,), text)]
 

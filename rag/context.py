@@ -152,8 +152,9 @@ class ContextBuilder:
         the model to pick from (rag/compose.py); the units `shown` before (a narrower try, whose
         `nodes` are a prefix of these) come first with their numbers, the new ones after, so
         llama.cpp reuses the prompt it has already read. `anchor`: a name the question gives that
-        only a fetched chunk holds; the best unit holding it is chosen first, as the question
-        stands on it ("the depot of Tomasz Wielgus": the contacts line naming his depot)."""
+        the nodes hold and the units chosen would not; the best unit holding it is chosen first,
+        as the question stands on it ("the depot of Tomasz Wielgus": the contacts line naming his
+        depot)."""
         candidates = [
             unit for i, n in enumerate(nodes)
             for unit in units(n.node.get_content(metadata_mode=MetadataMode.NONE), i, self.tables)

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from rag.layout import LIST_NUMBER, fields
+from rag.text import YEAR
 from rag.units import figures, value
 
 # A field label naming the value a correction or change replaces.
@@ -50,7 +51,6 @@ _FIELD_END = re.compile(r"(?: value| figure| amount)?\s*:")  # "Corrected:", "Co
 _VERBS = frozenset("is are was were be been has have had will would must should may can do does did".split())
 _NUMBER_ALONE = re.compile(r"\s*\d{1,3}[.)]\s*")
 _DIGIT = re.compile(r"\d")
-_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 def in_force(labels: Sequence[str]) -> str | None:
@@ -92,7 +92,7 @@ def corrected_figure(sentence: str, old: float, unit: str) -> str | None:
     # the value corrected is one
     found = [(number, start) for number, their_unit, start in figures(sentence)
              if (not unit or not their_unit or their_unit.lower() == unit.lower())
-             and not (_YEAR.fullmatch(number) and not _YEAR.fullmatch(f"{old:g}"))]
+             and not (YEAR.fullmatch(number) and not YEAR.fullmatch(f"{old:g}"))]
     if not any(value(number) == old for number, _ in found):
         return None
     others = [(number, start) for number, start in found if value(number) != old]

@@ -11,8 +11,9 @@ UI and the evaluators all read that one shape.
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from llama_index.core.llms import LLM
@@ -313,9 +314,12 @@ class RagPipeline:
         if verdict.status != "absent" or not verdict.entity:
             return ranked
         known = {n.node.node_id for n in ranked}
-        fetched = [n for n in retrieved(retriever, [verdict.entity]) if n.node.node_id not in known]
+
+        def fetched() -> Iterator[NodeWithScore]:  # retrieved only when no next-ranked chunk holds it
+            yield from (n for n in retrieved(retriever, [verdict.entity]) if n.node.node_id not in known)
+
         script = script_language(query.search)  # the other language's documents have their own round
-        for node in [*ranked[keep:], *fetched]:
+        for node in itertools.chain(ranked[keep:], fetched()):
             if script_language(_text([node])) == script and \
                     self._premise(query, _text([*kept, node])).entity != verdict.entity:
                 return [node, *(n for n in ranked if n is not node)]

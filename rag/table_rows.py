@@ -4,7 +4,6 @@ row that does (`select`), and two rows set against each other (`compared`)."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -12,6 +11,7 @@ from dataclasses import replace
 from rag.fact_tables import FactTable
 from rag.labels import content, is_code, meets, named, same
 from rag.table_question import CellAnswer, TableQuestion, conditions, dated, shown_value
+from rag.text import YEAR
 
 
 def count(ask: TableQuestion, tables: Sequence[FactTable], noun: str | None = None,
@@ -37,7 +37,7 @@ def count(ask: TableQuestion, tables: Sequence[FactTable], noun: str | None = No
         unmet = [c for c in table.columns if c and named(c, unread)[2]]
         # but a year the question gives in the one date column it names: "how many contracts end
         # in 2025" counts the rows whose End_Dt is in 2025 (not those that start in it)
-        years = [w for w in ask.asked if re.fullmatch(r"(?:19|20)\d\d", w)]
+        years = [w for w in ask.asked if YEAR.fullmatch(w)]
         column = unmet[0] if len(unmet) == 1 and len(years) == 1 else ""
         if column and any(dated(f.value) for f in table.facts if f.column == column):
             rows_in = {f.row for f in table.facts if f.column == column and years[0] in f.value}
@@ -97,7 +97,8 @@ def compared(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | No
         filled = {(f.row, f.column) for f in table.facts if f.number is not None}
         figures = [c for c in table.columns if c and all((r, c) in filled for r in rows)]
         hits = {c: len(named(c, ask.asked)[2]) for c in figures}
-        most = [c for c in figures if hits[c] == max(hits.values(), default=0) > 0]
+        most_hits = max(hits.values(), default=0)
+        most = [c for c in figures if hits[c] == most_hits > 0]
         columns = ask.best(figures, table.column_names) or (most if len(most) == 1 else [])
         if len(rows) == 2 and len(columns) == 1:
             found.append((table, [next(f for f in table.facts if f.row == r and f.column == columns[0])

@@ -34,6 +34,7 @@ def across_scripts(segment: str, chunk: str) -> bool:
 # ------------------------------------------------------------------------------ words and numbers
 
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+YEAR = re.compile(r"(?:19|20)\d\d")  # a year as written, matched whole (`fullmatch`)
 MARKER = re.compile(r"\s*\[\d+(?:\s*[,;-]\s*\d+)*\]")  # a citation marker: "[2]", "[1, 3]"
 
 
