@@ -1,5 +1,10 @@
 """Our own readers, for what Docling does not read: plain text (paragraphs) and JSON (a list of
-records -> a table; other values -> `path: value` lines, one block per top-level key)."""
+records -> a table whose columns are the records' key paths; other values -> `path: value` lines,
+one block per top-level key).
+
+>>> list(_flatten({"route": {"via": None, "legs": 2}, "scope": ["LDS", "BRS"]}, "$"))
+[('$.route.via', ''), ('$.route.legs', 2), ('$.scope', 'LDS, BRS')]
+"""
 
 from __future__ import annotations
 
@@ -48,20 +53,24 @@ def _records(value: Any) -> bool:
 
 
 def _flatten(value: Any, path: str):
+    """(key path, leaf) pairs; a list of plain values is one leaf, as a reader would say it, and a
+    null is blank, so that it reads as a blank cell and never as the word "None"."""
     if isinstance(value, dict):
         for key, inner in value.items():
             yield from _flatten(inner, f"{path}.{key}")
+    elif isinstance(value, list) and not any(isinstance(inner, (dict, list)) for inner in value):
+        yield path, ", ".join("" if inner is None else str(inner) for inner in value)
     elif isinstance(value, list):
         for index, inner in enumerate(value):
             yield from _flatten(inner, f"{path}[{index}]")
     else:
-        yield path, value
+        yield path, "" if value is None else value
 
 
 def _records_table(rows: list[dict]) -> str:
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-
-    def cell(value: Any) -> str:
-        return str(value if not isinstance(value, (dict, list)) else json.dumps(value, ensure_ascii=False))
-
-    return markdown_table(columns, [[cell(row.get(c, "")) for c in columns] for row in rows])
+    """Nested objects spread into columns named by their key paths ("cargo.weights.gross_kg"), so
+    that each leaf is a cell a question can name, never a JSON blob in one cell."""
+    flat = [{path: str(leaf) for key, value in row.items() for path, leaf in _flatten(value, str(key))}
+            for row in rows]
+    columns = list(dict.fromkeys(key for row in flat for key in row))
+    return markdown_table(columns, [[row.get(c, "") for c in columns] for row in flat])

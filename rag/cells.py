@@ -23,7 +23,7 @@ from rag.places import dates
 from rag.premise_words import DEADLINE, ENDING, STARTING
 from rag.cell_guards import (WHERE, contradicted, count_stated, counted_here, given_otherwise, named_ahead,
                              named_otherwise, rules_out, table_of, through_another, unheld_name)
-from rag.fact_tables import FactTable, label_text
+from rag.fact_tables import FactTable, key_path_names, label_text
 from rag.initialisms import SHORT, definitions, spelled_out
 from rag.facts import Fact
 from rag.names import names
@@ -278,11 +278,15 @@ class CellLookup:
         def defined(doc: str) -> dict[str, str]:
             return _definitions(self.index, doc, version())
 
+        def column_names(column: str, doc: str) -> tuple[str, ...]:
+            spelled = spelled_out(column, defined(doc)) if SHORT.search(column) else column
+            return tuple(dict.fromkeys((column, spelled, *key_path_names(column))))
+
         return [replace(FactTable.of(doc, key, facts, [str(v) for k, v in meta[doc].items()
                                                     if k not in _LOCATION and isinstance(v, str)],
                                      bool(top & {f.chunk_id for f in facts})), currency=currency.get(doc, ""),
-                        column_names={c: (c, named) for c in {f.column for f in facts}
-                                      if SHORT.search(c) and (named := spelled_out(c, defined(doc))) != c})
+                        column_names={c: names for c in {f.column for f in facts}
+                                      if len(names := column_names(c, doc)) > 1})
                 for (doc, key), facts in grouped.items()]
 
 

@@ -33,6 +33,7 @@ class FactTable:
     currency: str = ""  # the document's own currency field ("currency": "GBP" atop a JSON rate card)
     # a column's names: as headed, and with the initialisms its document spells out written out
     column_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    naming: tuple[str, ...] = ()  # the headers of the columns whose values name its rows ("Check item")
 
     @classmethod
     def of(cls, doc: str, key: str, facts: list[Fact], fields: Sequence[str], top: bool) -> FactTable:
@@ -58,7 +59,7 @@ class FactTable:
         name = f"{name} {name.replace('-', ' ')}"
         subject = frozenset(words(" ".join([name, *fields, facts[0].section, *constant])))
         return cls(doc, key, tuple(facts), {row: tuple(names) for row, names in aliases.items()}, subject,
-                   frozenset(words(name)), top)
+                   frozenset(words(name)), top, naming=tuple(cells[0].column for cells in naming))
 
     @property
     def subject(self) -> str:
@@ -107,6 +108,24 @@ def _month_names(row: str) -> list[str]:
         return []
     name = MONTHS[int(match.group(2)) - 1].capitalize()
     return [f"{name} {match.group(1)}", f"{name[:3]} {match.group(1)}"]
+
+
+_KEY_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def key_path_names(column: str) -> tuple[str, ...]:
+    """A JSON record's nested key as a question may name it: by its last keys, the outer ones being
+    the file's structure ("gross weight" is `cargo.weights.gross_kg`).
+
+    >>> key_path_names("cargo.weights.gross_kg")
+    ('weights.gross_kg', 'gross_kg')
+    >>> key_path_names("Ref. no")
+    ()
+    """
+    if not _KEY_PATH.fullmatch(column):
+        return ()
+    parts = column.split(".")
+    return tuple(".".join(parts[i:]) for i in range(1, len(parts)))
 
 
 def label_text(text: str) -> str:

@@ -23,9 +23,9 @@ from dataclasses import astuple, dataclass
 from llama_index.core.schema import BaseNode, MetadataMode
 
 from rag.text import markdown_tables
-from rag.units import CURRENCIES, SCALES, amounts, figures, value
+from rag.units import CELSIUS_KEY, CURRENCIES, SCALES, amounts, figures, value
 
-FACTS_VERSION = 8  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
+FACTS_VERSION = 9  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
 
 FACTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -94,12 +94,17 @@ _SCALE_WORD = {"000": "thousand"}
 def label_unit(label: str) -> str:
     """The unit a row label or column header names for its figures, as it names it: its words in
     brackets ("(mm)", "(EUR thousand)") or its last words ("speed_kmh", "fee_eur_k", "Force kN");
-    "" when none ("status_12m" holds a figure, not a unit)."""
+    "" when none ("status_12m" holds a figure, not a unit).
+
+    >>> label_unit("cargo.temperature_control.setpoint_c"), label_unit("Zone C")
+    ('°C', '')
+    """
     # a bracket's words after a comma, or "of", qualify its unit: "(GBP, excl. VAT)", "(% of revenue)"
     parts = [(re.split(r"\s+of\s+", part.split(",")[0])[0], True) for part in _PARENTHESIS.findall(label)] + [
         (_PARENTHESIS.sub(" ", label), False)]
     for part, bracketed in parts:
         part = _SYMBOL_SCALE.sub(lambda m: f"{m.group(1)} {_SCALE_WORD.get(m.group(2), m.group(2))}", part)
+        part = CELSIUS_KEY.sub(" °C", part)
         words = [w for w in re.split(r"[\s_]+", part.strip()) if w]
         money = any(w.lower() in _MONEY for w in words)
         tail: list[str] = []

@@ -18,23 +18,28 @@ def count(ask: TableQuestion, tables: Sequence[FactTable], noun: str | None = No
           top: Sequence[FactTable] = ()) -> CellAnswer | None:
     """How many rows of one table hold the value the question names in one column; with no
     value named, how many rows the one table (of `tables`, else of the `top` chunks' tables)
-    has whose row labels' header is the counted `noun` ("how many layers does the programme
-    have": its rows under "layer")."""
+    has whose row labels' header, or the header of a column naming its rows, is the counted `noun`
+    ("how many layers does the programme have": its rows under "layer"; "how many items are on the
+    checklist": "No. | Check item")."""
     # A question naming a row ("how many people work at the Brno plant") asks about that row.
     found = [hit for hit in ask.value_matches(tables) if
              len(ask.best(hit[0].rows, hit[0].aliases)) != 1]
     if not found and noun:
-        counted = next(filter(None, ([t for t in group if len(t.rows) > 1
-                                      and any(same(w, noun) for w in content(t.label))]
+        def header(table: FactTable) -> str | None:
+            return next((h for h in (table.label, *table.naming)
+                         if any(same(w, noun) for w in content(h))), None)
+
+        counted = next(filter(None, ([t for t in group if len(t.rows) > 1 and header(t)]
                                      for group in (tables, top))), [])
         if len(counted) != 1:
             return None
         table = counted[0]
+        label = header(table)
         # a word naming one of its columns is a condition on it that no value matched: "how many
         # samples are still waiting for a result" is not every sample
         unread = tuple(w for w in ask.asked if not is_code(w) and not meets([w], [noun])
                        and not any(same(n_, w) for n_ in table.subject_words))
-        unmet = [c for c in table.columns if c and named(c, unread)[2]]
+        unmet = [c for c in table.columns if c and c != label and named(c, unread)[2]]
         # but a year the question gives in the one date column it names: "how many contracts end
         # in 2025" counts the rows whose End_Dt is in 2025 (not those that start in it)
         years = [w for w in ask.asked if YEAR.fullmatch(w)]
@@ -46,8 +51,8 @@ def count(ask: TableQuestion, tables: Sequence[FactTable], noun: str | None = No
             return None
         n, rows = len(table.rows), table.listed(table.rows)
         within = f" ({column}: {years[0]})" if column else ""
-        text = (f"{table.subject}에는 {table.label} {n}개가 있습니다{within} ({rows})." if ask.korean
-                else f"{table.subject} lists {n} {table.label}{'s' * (n != 1)}{within}: {rows}.")
+        text = (f"{table.subject}에는 {label} {n}개가 있습니다{within} ({rows})." if ask.korean
+                else f"{table.subject} lists {n} {label}{'s' * (n != 1)}{within}: {rows}.")
         return CellAnswer("count", text, tuple({f.row: f for f in table.facts[::-1]}.values())[::-1])
     if len(found) != 1:
         return None

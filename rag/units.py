@@ -123,6 +123,8 @@ _STANDARD = re.compile(r"\b(?:ISO|IEC|EN|BS|DIN|ASTM|ANSI|IEEE|NFPA|KS|JIS)(?:[/
 # "(mm)", "(% of revenue)", "| speed_kmh |": a unit named for the figures under it
 _NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})(?:\s+(?:of|per)\s[^\])]*)?\s*[\])]"
                     rf"|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)", re.IGNORECASE)
+# A key's "_c" is degrees Celsius ("setpoint_c", "temp_c"); a word "C" is not ("Zone C", "Grade C").
+CELSIUS_KEY = re.compile(r"(?<=[a-z])_c(?=\s*\||\s*$)")
 _NAMED_MONEY = re.compile(rf"(?<![A-Za-z])({_alternation(_CODES)})(?![A-Za-z])")
 # A snake_case header names its currency and scale as words of its own: "fee_eur_k", "retention_eur_m"
 # (there "m" is millions, not metres).
@@ -232,6 +234,8 @@ def named_units(text: str) -> set[str]:
     found |= {_MONEY[code.lower()] for code in _NAMED_MONEY.findall(text)}
     if _NAMED_WON.search(text):
         found.add("KRW")
+    if CELSIUS_KEY.search(text):
+        found.add("°C")
     return found - {None}
 
 
