@@ -62,7 +62,8 @@ _LINKS = {
     "corrects": (r"\b(?:erratum|errata|corrigendum|correction)\s+(?:to|of|for)\s+(.+?)(?=\.(?!\d)|[;,)\n]|$)",
                  # "Erratum: Audit Report X"; "HARROWMERE WATER GROUP ERRATUM - Annual Report 2024 (published
                  # 28 February 2025) Issued: 19 March 2025": up to the next field, its bracket with it
-                 r"^\W*(?-i:[A-Z][A-Z&'.-]+\s+){0,4}(?:erratum|errata|corrigendum)\s*[:–—-]\s*(.+?)\s*"
+                 # "CORVALE ELECTRONICS LTD - GROUP QUALITY ERRATUM: ..." (a department after a dash)
+                 r"^\W*(?-i:[A-Z][A-Z&'.-]+\s+(?:[–—-]\s+)?){0,6}(?:erratum|errata|corrigendum)\s*[:–—-]\s*(.+?)\s*"
                  r"(?:\([^)]*\)\s*)?(?=(?-i:[A-Z][\w-]*(?:\s[\w-]+){0,2}):\s|$)",
                  # a header field: "Document corrected: Q3 Trading Report (issued 18 October 2024)"
                  r"^\W*(?:documents?\s+(?:corrected|amended)|(?:corrected|amended)\s+documents?|corrects)"

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag.asked import lacks
-from rag.corrections import current_fields, former_sentences, lead_label
+from rag.corrections import current_fields, former_sentences, item_label
+from rag.errata import Correction, errata
 from rag.layout import fields, following, title, unwrapped
 from rag.scoring import BiEncoderScorer
 from rag.settings import Settings
@@ -83,7 +84,7 @@ def units(text: str, chunk: int = 0, tables: str = "rows") -> list[Unit]:
             sentences = split_sentences(line)
             # An erratum's item ("2. Written customer complaints. The report states 1,284. ... The
             # corrected figure is 1,348."): its label leads the rest; the old value is not shown.
-            at, label = lead_label(sentences)
+            at, label = item_label(sentences)
             olds = former_sentences(sentences)
             kept = [s for i, s in enumerate(sentences) if i not in olds and i > at]
             out += [Unit(chunk, len(out) + n, " ".join(current_fields([sentence])),
@@ -139,6 +140,9 @@ class ContextBuilder:
     # What the label says of each shown chunk's currency, given their documents in citation order
     # (rag/currency.py's CurrentFirst.notes); None: nothing.
     notes: Callable[[Sequence[str | None]], list[str]] | None = None
+    # The documents superseding or correcting a document (CurrentFirst.newer): an erratum's figures
+    # in force are written into the units of the document it corrects (rag/errata.py); None: not.
+    newer: Callable[[str | None], list[str]] | None = None
 
     def build(self, question: str, nodes: Sequence[NodeWithScore],
               budget: int) -> tuple[str, list[NodeWithScore]]:
@@ -159,6 +163,7 @@ class ContextBuilder:
             unit for i, n in enumerate(nodes)
             for unit in units(n.node.get_content(metadata_mode=MetadataMode.NONE), i, self.tables)
         ]
+        self._corrected(nodes, candidates)
         self._prioritise(question, nodes, candidates)
         named = re.sub(r"['’]s$", "", anchor).lower()
         if holding := [u for u in candidates if named and named in u.text.lower()]:
@@ -243,6 +248,22 @@ class ContextBuilder:
         header = "; ".join(f"{f}: {meta[f]}" for f in fields)
         label = f"{place(meta)} ({header})" if header else place(meta)
         return f"{label} ({note})" if note else label
+
+    def _corrected(self, nodes: Sequence[NodeWithScore], candidates: list[Unit]) -> None:
+        """Each unit of a document that an erratum among the nodes corrects, with the erratum's
+        figures in force in place of those printed."""
+        docs = [n.node.metadata.get("doc") for n in nodes]
+        if self.newer is None or len(set(docs)) < 2:
+            return
+        fixes: dict[str | None, list[Correction]] = {}
+        for doc in set(docs):
+            by = set(self.newer(doc)) & set(docs)
+            if found := [fix for n, d in zip(nodes, docs) if d in by
+                         for fix in errata(n.node.get_content(metadata_mode=MetadataMode.NONE))]:
+                fixes[doc] = found
+        for unit in candidates:
+            for fix in fixes.get(docs[unit.chunk], ()):
+                unit.text = fix.applied(unit.text, unit.lead)
 
     def _notes(self, nodes: Sequence[NodeWithScore], shown: Iterable[int]) -> list[str]:
         """The currency note of each of the `shown` chunks (indices into `nodes`, in citation order)."""

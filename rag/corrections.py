@@ -37,6 +37,7 @@ _STATES_OLD = re.compile(
     r"\b(?:the (?:report|document|table|original|publication|deck|notice|text|summary|release)"
     r"(?: \w+)? (?:states|stated|says|said|gives|gave|shows|showed|reads|read|printed|reported|lists|listed)"
     r"|(?:was|were|is|are) (?:printed|published|given|stated|shown|reported|listed) as"
+    r"|(?:printed|published) as"
     r"|incorrectly|erroneously|in error)\b|(?:보고서|원문)에는|잘못", re.IGNORECASE)
 # The correction itself; only a paragraph that gives one has a former side.
 _CORRECTION = re.compile(
@@ -128,6 +129,24 @@ def lead_label(sentences: Sequence[str]) -> tuple[int, str]:
     # a noun phrase: no figure, and no verb ("1. All values stayed below their limits.")
     verb = any(w.lower() in _VERBS or (i and w.endswith("ed")) for i, w in enumerate(words))
     return (first, label) if 0 < len(words) <= 6 and not verb and not _DIGIT.search(label) else (-1, "")
+
+
+def item_label(sentences: Sequence[str]) -> tuple[int, str]:
+    """`lead_label`, else the label its printed figure's sentence opens with: what an erratum
+    item's sentences are about, when that sentence is not shown.
+
+    >>> item_label(["2.", "Lancaster (LNC), defects ppm 2023: published as 412 ppm.",
+    ...             "Corrected value: 214 ppm."])
+    (-1, 'Lancaster (LNC), defects ppm 2023')
+    """
+    at, label = lead_label(sentences)
+    if label:
+        return at, label
+    for i in sorted(former_sentences(sentences)):
+        before, colon, _ = sentences[i].partition(":")
+        if colon and 0 < len(before.split()) <= 8:
+            return -1, LIST_NUMBER.sub("", before).strip()
+    return -1, ""
 
 
 def old_sides(lines: Sequence[str]) -> list[set[str]]:

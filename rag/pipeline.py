@@ -83,7 +83,7 @@ class RagPipeline:
         self.conflicts = ConflictFinder.from_settings(settings, self.current.newer)
         self.context = ContextBuilder(self.encoder, self.count_tokens, list(settings.headers.fields),
                                       settings.context.tables, settings.context.rank_weight,
-                                      self.current.notes)
+                                      self.current.notes, self.current.newer)
         self.widening = Widening.from_settings(settings)
         self.premise = PremiseCheck.from_settings(settings)
         self.codes = CorpusCodes.from_settings(settings, self.store.lexical)

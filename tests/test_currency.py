@@ -150,6 +150,10 @@ def test_spellings_of_dates_versions_and_links():
                    "February 2025) Issued: 19 March 2025")
     assert (wrapped.corrects, wrapped.effective_date) == (("Annual Drinking Water Quality Report 2024",),
                                                           "2025-03-19")
+    # a department after a dash before the word erratum
+    department = read("ACME ELECTRONICS LTD - GROUP QUALITY ERRATUM: ANNUAL QUALITY REPORT 2023 (published "
+                      "29 February 2024) Issued: 22 March 2024")
+    assert (department.corrects, department.effective_date) == (("ANNUAL QUALITY REPORT 2023",), "2024-03-22")
     assert read("Some notes", "This erratum - as noted below - is short.").corrects == ()
     # the first page gives the file name's month its day
     dated = read("Memo", "Date: 20 February 2025", name="memo-2025-02.md")
