@@ -32,6 +32,11 @@ from rag.units import FREQUENCY, Amount
 # A name: a capitalised word after a sentence's first ("Solvik Mutual", "Hamburg"), or a code.
 _NAME = re.compile(r"(?<=[\w,;:)] )[A-Z][A-Za-z]+|\b[A-Z]+\d[\w-]*")
 
+# A code the sentence spells out: "TLF (Telford)", as rag/codes.py writes it into an answer.
+_SPELLED = re.compile(r"\b([A-Z]{2,}[A-Z0-9-]*)\s+\(([A-Z][A-Za-z'-]+(?: [A-Z][A-Za-z'-]+){0,3})\)")
+
+_YEAR_ASKED = re.compile(r"\b(?:when|year|years)\b|언제|연도|몇 년", re.IGNORECASE)
+
 Newer = Callable[[str | None], list[str]]  # the documents that supersede or correct a document
 
 _SAID = {
@@ -69,17 +74,28 @@ class Thing:
     give ("Solvik Mutual")."""
 
     figures: frozenset[str]
-    names: frozenset[str]
+    names: frozenset[frozenset[str]]  # each name with the code it is given by, either naming it
 
     @classmethod
     def of(cls, sentence: str, question: str) -> Thing:
+        """The thing a sentence's figure is of, with the question.
+
+        >>> sorted(map(sorted, Thing.of("In the report, TLF (Telford) is 23.", "").names))
+        [['telford', 'tlf']]
+        """
+        both = f"{question} {sentence}"
         given = set(NUMBER.findall(question)) & set(NUMBER.findall(sentence))
-        return cls(frozenset(given), frozenset(n.lower() for n in _NAME.findall(f"{question} {sentence}")))
+        spelled = {code.lower(): name.lower() for code, name in _SPELLED.findall(both)}
+        coded = {name: code for code, name in spelled.items()}
+        named = (m.lower() for m in _NAME.findall(both))
+        return cls(frozenset(given), frozenset(frozenset({n, spelled.get(n, coded.get(n, n))})
+                                               for n in named))
 
     def named_in(self, text: str) -> bool:
-        """Whether `text` names each of the names."""
+        """Whether `text` names each of the names (a code spelled out in the sentence, "TLF
+        (Telford)", by either)."""
         lowered = text.lower()
-        return all(n in lowered for n in self.names)
+        return all(any(n in lowered for n in name) for name in self.names)
 
     def placed(self, place: Place, text: str) -> bool:
         """Whether the place's sentence or table row in `text` holds each of the figures (a year
@@ -189,8 +205,10 @@ class ConflictFinder:
         if not self.enabled or gate not in (None, "model", "references"):
             return [], []
         asked = set(NUMBER.findall(question))  # "layer 2", "2025": given, not claimed
-        stated = [(c, _words(c, answer)) for c in claims(answer)
-                  if c.date or (c.amount and c.amount.number not in asked)]
+        # a year the answer mentions ("the 2023 launch") is what it is about, unless one is asked
+        years = bool(_YEAR_ASKED.search(question))
+        stated = [(c, _words(c, answer)) for c in claims(answer) if c.date or (
+            c.amount and c.amount.number not in asked and (years or not is_year(c.amount)))]
         sentences = split_sentences(MARKER.sub("", answer))
         others = [*sources, *candidates] if stated else list(sources)
         if len({s.doc for s in others}) < 2:

@@ -175,6 +175,30 @@ def test_a_cell_answer_under_a_period_column_meets_the_other_documents_row():
     assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("99.94%", 1), ("99.91%", 2)]]
 
 
+def test_a_code_the_cell_answer_spells_out_is_met_by_its_name():
+    """"TLF (Telford)": a bulletin naming the site alone gives the same thing another figure."""
+    report = ("| Site | Customer returns 2022 | Customer returns 2023 |\n|---|---|---|\n"
+              "| TLF | 19 | 23 |\n| DBY | 31 | 26 |")
+    bulletin = "Customer returns at Telford were 27 in 2023. Derby reduced its defect rate again."
+    sources = [SimpleNamespace(ref=1, doc="report.pdf", text=report),
+               SimpleNamespace(ref=2, doc="bulletin.html", text=bulletin)]
+    found, _ = ConflictFinder(lambda doc: []).find(
+        "How many customer returns did Telford have in 2023?",
+        "In report, TLF (Telford) (Customer returns 2023) is 23 [1].", sources)
+    assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("23", 1), ("27", 2)]]
+
+
+def test_a_year_the_answer_mentions_is_no_disagreement_unless_a_year_is_asked():
+    report = SimpleNamespace(ref=1, doc="report.md", text="The medical product family launched in 2023.")
+    bulletin = SimpleNamespace(ref=2, doc="bulletin.html",
+                               text="The medical product launch in 2022 was a big part of this.")
+    answer = "Returns rose after the medical product family launched in 2023 [1]."
+    finder = ConflictFinder(lambda doc: [])
+    assert finder.find("Why did customer returns rise?", answer, [report, bulletin])[0] == []
+    found, _ = finder.find("In what year did the medical product family launch?", answer, [report, bulletin])
+    assert [[v["value"] for v in c.values] for c in found] == [["2023", "2022"]]
+
+
 def test_a_name_the_kept_chunk_lacks_is_looked_for_in_the_next_ranked_before_a_premise_refusal(store):
     """One chunk kept: the question names the register, which only the next-ranked chunk holds;
     it leads the evidence instead of the premise gate refusing "nothing about Facilities Register"."""
