@@ -73,17 +73,27 @@ def abbreviations(text: str) -> dict[str, str]:
 def named_codes(question: str, codes: Mapping[str, str]) -> str:
     """The question with each name the corpus gives a code followed by that code in brackets: a
     name is named by its first word, capitalised as a name and not a stop word, and as many of
-    its next words as follow it; two names met as far are a tie, and neither is added."""
+    its next words as follow it; two names met as far are a tie, and neither is added. A question
+    typed all in lower case names a name by all its words, in any case.
+
+    >>> named_codes("q3 defects - derby vs telford central?", {"DBY": "Derby", "TLF": "Telford Central"})
+    'q3 defects - derby (DBY) vs telford central (TLF)?'
+    >>> named_codes("what is the group target", {"GQ": "Group Quality"})
+    'what is the group target'
+    """
+    lowered = not any(c.isupper() for c in question)  # the asker's case says nothing of names
     spans: dict[tuple[int, int], list[tuple[int, str, int]]] = {}
     for code, name in codes.items():
         words = name.split()
         first = words[0]
-        if len(first) < 3 or first.lower() in STOP or re.search(rf"\b{re.escape(code)}\b", question):
+        if len(first) < 3 or first.lower() in STOP or re.search(rf"\b{re.escape(code)}\b", question, re.I):
             continue
-        for match in re.finditer(rf"\b{re.escape(first)}\b", question):
+        for match in re.finditer(rf"\b{re.escape(first)}\b", question, re.I if lowered else 0):
             end, n = match.end(), 1
             while n < len(words) and (more := re.match(rf"\s+{re.escape(words[n])}\b", question[end:], re.I)):
                 end, n = end + more.end(), n + 1
+            if lowered and n < len(words):
+                continue
             if re.match(r"\s+[A-Z][a-z]", question[end:]):
                 continue  # a longer name ("Kellbrook Road"): another thing named after it; not "Gimhae SCADA"
             end += len(re.match(r"(?:['’]s)?", question[end:]).group())

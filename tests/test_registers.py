@@ -55,6 +55,11 @@ def test_a_name_is_asked_with_the_code_the_corpus_gives_it(registers):
     # a longer name is another thing: the road is named after the works, not coded with it
     assert codes.expand("What caused the burst main on Millbrook Road?") \
         == "What caused the burst main on Millbrook Road?"
+    # typed all in lower case: the whole name, in any case ("millbrook" alone may be the road)
+    assert codes.expand("duty kw of final water pump 1 at millbrook treatment works?") \
+        == "duty kw of final water pump 1 at millbrook treatment works (MBW)?"
+    assert codes.expand("what caused the burst main on millbrook road?") \
+        == "what caused the burst main on millbrook road?"
     assert codes.spelled("OLW has the lowest Energy; OLW-P-001 is a pump.") \
         == "OLW (Oakhurst Lane Works) has the lowest Energy; OLW-P-001 is a pump."
 
