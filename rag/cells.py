@@ -136,7 +136,7 @@ class CellLookup:
         tables = [t if t.top or not ask.pinned(t) else replace(t, top=True) for t in tables]
         top = [t for t in tables if t.top]
         if not top:
-            return None
+            return compared(ask, tables) if pair else None
         # A question naming no row (which is highest, how many) reads the tables of the
         # best-ranked chunk that holds any; one naming a row and a column, any of the top chunks'.
         lead = next(filter(None, ([t for t in top if node.node.node_id in {f.chunk_id for f in t.facts}]
@@ -163,8 +163,10 @@ class CellLookup:
             if time:  # "installed first" names the column "install_date"
                 ask = replace(ask, asked=(*ask.asked, "date", "날짜", "일자"))
             return ask.extreme(extreme[0], top if time else lead, measure, time, (noun or "").split(" ")[0])
-        if pair and (both := compared(ask, top)):
-            return both  # "Leeds vs Bristol, who had the better on-time delivery": both cells, compared
+        if pair and (both := compared(ask, top) or compared(ask, tables)):
+            # "Leeds vs Bristol, who had the better on-time delivery": both cells, compared (in a
+            # table below the window too: two rows and a column named are seldom a chance)
+            return both
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)

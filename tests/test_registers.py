@@ -150,6 +150,9 @@ def test_two_rows_set_against_each_other_are_both_given_and_compared(registers):
     assert pair.kind == "cell" and [f.row for f in pair.facts] == ["OLW-P-001", "OLW-P-003"], pair
     assert "160" in pair.text and "110" in pair.text and "OLW-P-001's is higher, by 50" in pair.text
     assert "132" not in pair.text
+    # the register ranked below every other candidate: two rows and a column named still find it
+    sunk = answer("Which has the higher duty kW, OLW-P-001 or OLW-P-003?", sunk=pair.facts[0].doc)
+    assert sunk.kind == "cell" and sunk.text == pair.text
 
 
 MEMO = """Revised dates:
