@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rag.facts import Fact
-from rag.labels import BRACKETS, SHORT_NAME, words
+from rag.labels import BRACKETS, KEY_PATH, SHORT_NAME, words
 from rag.places import dates
 from rag.premise_words import MONTHS
 
@@ -110,9 +110,6 @@ def _month_names(row: str) -> list[str]:
     return [f"{name} {match.group(1)}", f"{name[:3]} {match.group(1)}"]
 
 
-_KEY_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-
-
 def key_path_names(column: str) -> tuple[str, ...]:
     """A JSON record's nested key as a question may name it: by its last keys, the outer ones being
     the file's structure ("gross weight" is `cargo.weights.gross_kg`).
@@ -122,7 +119,7 @@ def key_path_names(column: str) -> tuple[str, ...]:
     >>> key_path_names("Ref. no")
     ()
     """
-    if not _KEY_PATH.fullmatch(column):
+    if not KEY_PATH.fullmatch(column):
         return ()
     parts = column.split(".")
     return tuple(".".join(parts[i:]) for i in range(1, len(parts)))

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from rag.facts import label_unit, unit_word
+from rag.units import CELSIUS_KEY
 from rag.text import folded, hangul_script
 
 _WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7a3]+")
@@ -73,7 +74,8 @@ def _stem(word: str) -> str:
 # Words a register's column and a question use for one field ("what role does she hold": job_title).
 _SAME_FIELD = [frozenset(group.split()) for group in (
     "role position title job 직무 직책 직위", "headcount staff employees 인원 직원수",
-    "price cost charge fee 가격 요금 비용", "annual yearly year 연간")]
+    "price cost charge fee 가격 요금 비용", "annual yearly year 연간",
+    "max maximum upper 최대 상한", "min minimum lower 최소 하한")]
 _FIELD_OF = {word: group for group in _SAME_FIELD for word in group}
 # A column header's abbreviations and the word a question spells out ("serial_no": serial number).
 _SPELLED = {"no": "number", "nr": "number", "num": "number", "qty": "quantity", "dept": "department",
@@ -134,10 +136,21 @@ def initials(label_word: str, question: Sequence[str]) -> bool:
 _CUMULATIVE = re.compile(r"\b(?:to date|so far|year to date)\b", re.IGNORECASE)
 
 
+# A JSON record's nested key ("cargo.weights.gross_kg"): each key ends in its own unit, if any.
+KEY_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
 @lru_cache(maxsize=65536)  # a register's row labels, met by every question
 def content(label: str) -> tuple[str, ...]:
     """The words of a label that must be named: outside brackets, no stop words, no unit,
-    currency or scale ("fee_eur_k" is named by "fee")."""
+    currency or scale ("fee_eur_k" is named by "fee"); of a key path, each key's ("min" is the
+    key of `time_above_liquidus_s.min`, not minutes).
+
+    >>> content("limits.time_above_liquidus_s.min"), content("limits.peak_temp_c.max")
+    (('limits', 'time', 'above', 'liquidus', 'min'), ('limits', 'peak', 'temp', 'max'))
+    """
+    if KEY_PATH.fullmatch(label):
+        return tuple(w for key in label.split(".") for w in content(CELSIUS_KEY.sub("", key)))
     label = _CUMULATIVE.sub(" ", label)  # "Spent to date" is named by "spent"
     found = [w for w in words(BRACKETS.sub(" ", label)) or words(label) if w not in STOP]
     money = bool(label_unit(label))

@@ -124,7 +124,7 @@ _STANDARD = re.compile(r"\b(?:ISO|IEC|EN|BS|DIN|ASTM|ANSI|IEEE|NFPA|KS|JIS)(?:[/
 _NAMED = re.compile(rf"[\[(]\s*({_ALTERNATION})(?:\s+(?:of|per)\s[^\])]*)?\s*[\])]"
                     rf"|(?:^|[\s_|])({_ALTERNATION})\s*(?:\||$)", re.IGNORECASE)
 # A key's "_c" is degrees Celsius ("setpoint_c", "temp_c"); a word "C" is not ("Zone C", "Grade C").
-CELSIUS_KEY = re.compile(r"(?<=[a-z])_c(?=\s*\||\s*$)")
+CELSIUS_KEY = re.compile(r"(?<=[a-z])_c(?![A-Za-z0-9])")
 _NAMED_MONEY = re.compile(rf"(?<![A-Za-z])({_alternation(_CODES)})(?![A-Za-z])")
 # A snake_case header names its currency and scale as words of its own: "fee_eur_k", "retention_eur_m"
 # (there "m" is millions, not metres).

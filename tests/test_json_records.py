@@ -26,9 +26,11 @@ from rag.store import Store
 def consignment(cid: str, gross: int, net: int, setpoint: float, via: str | None) -> dict:
     return {"consignment_id": cid,
             "customer": {"name": f"Customer of {cid}", "account_no": f"AC-{gross % 1000:03d}"},
-            "route": {"origin": "LDS", "via": via, "destination": "SOU"},
+            "route": {"origin": "LDS", "via": via, "destination": "SOU",
+                      "transit_time_h": {"min": gross % 7 + 20, "max": gross % 7 + 36}},
             "cargo": {"pallets": 20, "weights": {"gross_kg": gross, "net_kg": net},
-                      "temperature_control": {"setpoint_c": setpoint, "tolerance_c": 1.5}},
+                      "temperature_control": {"setpoint_c": setpoint, "tolerance_c": 1.5,
+                                              "range_c": {"min": setpoint - 2, "max": setpoint + 2}}},
             "tags": ["chilled", "priority"]}
 
 
@@ -85,6 +87,16 @@ def test_a_nested_field_is_the_cell_its_last_keys_name(records):
     assert blank.kind == "blank" and not any(code in blank.text for code in ("COV", "BRS"))
 
 
+def test_a_min_or_max_key_is_no_unit_and_upper_names_max(records):
+    _, ask = records
+    upper, _ = ask("What is the upper limit of the temperature range for CN-0417-32?")
+    assert upper.kind == "cell" and upper.facts[0].column == "cargo.temperature_control.range_c.max"
+    assert "5.5" in upper.text and "1.5" not in upper.text
+    # "transit_time_h.min" is the key min, not minutes: the question names the max
+    transit, _ = ask("What is the upper limit on transit time for CN-0502-07?")
+    assert transit.kind == "cell" and transit.facts[0].column == "route.transit_time_h.max"
+
+
 def test_a_keys_celsius_backs_a_sentence_in_degrees(records):
     _, ask = records
     _, found = ask("What temperature is consignment CN-0417-32 set to?")
@@ -92,3 +104,5 @@ def test_a_keys_celsius_backs_a_sentence_in_degrees(records):
     assert claims_backed("Consignment CN-0417-32 is set to 3.5°C.", chunk)
     assert not claims_backed("The setpoint of consignment CN-0417-32 is 1.5°C.", chunk)  # its tolerance
     assert not claims_backed("Consignment CN-0417-32 is set to 3.5 kg.", chunk)
+    # a nested key's "_c" ("range_c.max")
+    assert claims_backed("The temperature range of CN-0417-32 goes up to 5.5°C.", chunk)
