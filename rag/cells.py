@@ -25,6 +25,7 @@ from rag.cell_guards import (WHERE, contradicted, count_stated, counted_here, gi
                              named_otherwise, rules_out, table_of, through_another, unheld_name)
 from rag.fact_tables import FactTable, key_path_names, label_text
 from rag.initialisms import SHORT, definitions, spelled_out
+from rag.list_count import counted_list
 from rag.facts import Fact
 from rag.names import names
 from rag.labels import STOP, content, is_code, is_place, same, words
@@ -136,7 +137,7 @@ class CellLookup:
         tables = [t if t.top or not ask.pinned(t) else replace(t, top=True) for t in tables]
         top = [t for t in tables if t.top]
         if not top:
-            return compared(ask, tables) if pair else None
+            return compared(ask, tables) if pair else self._listed(question, ask, candidates[:window])
         # A question naming no row (which is highest, how many) reads the tables of the
         # best-ranked chunk that holds any; one naming a row and a column, any of the top chunks'.
         lead = next(filter(None, ([t for t in top if node.node.node_id in {f.chunk_id for f in t.facts}]
@@ -214,10 +215,21 @@ class CellLookup:
             rows = None if noun and named_units(noun) else count(ask, lead, noun, top)
             if rows and noun and not counted_here(noun, rows.facts[0], tables, asked):
                 return None  # "how many households take part" is no count of a staff directory's rows
+            if rows is None:
+                return self._listed(question, ask, candidates[:window])
             return None if rows and count_stated(noun, rows.facts[0].doc, candidates) else rows
         if found is None and _WHICH.search(question):
             return select(ask, lead)
         return found
+
+    def _listed(self, question: str, ask: TableQuestion,
+                candidates: Sequence[NodeWithScore]) -> CellAnswer | None:
+        """"How many steps are in the pre-run checklist": the list under the heading it names."""
+        counted = _COUNTED.search(question) if _COUNT.search(question) else None
+        noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
+        if noun is None or named_units(noun):  # "how many hours": a measure, no list's items
+            return None
+        return counted_list(ask.asked, noun, candidates, self.min_share, ask.korean)
 
     def _current(self, tables: list[FactTable], candidates: Sequence[NodeWithScore], window: int
                  ) -> tuple[list[FactTable], set[tuple[str, str]]]:
