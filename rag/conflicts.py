@@ -336,12 +336,14 @@ def restated(text: str, segments: list[AnswerSegment], conflicts: Sequence[Confl
     """The answer with each supported segment that gives an older version's value (a conflict
     with `current`) replaced by the current source's sentence that gives its value, cited to it
     at 1.0: the answer is the current version's, and the conflict's note still says what the
-    older one gave. Unchanged where no such sentence was found."""
+    older one gave. Unchanged where no such sentence was found. The segment may cite another
+    source of the older value than the conflict's ("scheduled for 11 June" cited to the minutes
+    that repeat the notice a memo postpones)."""
     stale = [c for c in conflicts if c.current and c.stated]
     out = []
     for segment in segments:
         fix = next((c for c in stale if segment.supported
-                    and any(r.ref == c.values[0]["ref"] for r in segment.references)
+                    and all(r.ref != c.current for r in segment.references)
                     and any(shown(claim) == c.values[0]["value"] for claim in claims(segment.text))), None)
         source = fix and next((s for s in sources if s.ref == fix.current), None)
         out.append(segment if source is None else AnswerSegment(

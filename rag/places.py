@@ -71,6 +71,10 @@ _CHANGE_VERB = re.compile(
     r"\b(?:mov|postpon|delay|rais|lower|increas|decreas|reduc|chang|revis|extend|shift|cut|grew|grow|"
     r"rose|rise|fell|fall|drop|correct|updat|amend|brought|push|replac)\w*|변경|연기|인상|인하|증가|감소|조정|"
     r"정정|늘|줄|미뤄|앞당", re.IGNORECASE)
+# A figure or date withdrawn: "the audit will no longer take place on 11 June", "is cancelled".
+_NO_LONGER = re.compile(r"\bno longer\b|\b(?:is|are|was|were|has been|have been)\s+(?:now\s+)?"
+                        r"(?:cancelled|canceled)\b|\bwill not (?:take place|be held|go ahead)\b|더 이상|취소",
+                        re.IGNORECASE)
 _FROM_TO = re.compile(r"\s*(?:to|->|→|–>)\s*|\s*(?:에서|→)\s*", re.IGNORECASE)
 # The same change written with its verb between the two sides: "the test set for 14 November has
 # been moved to 5 December", "the outage planned for 23 November will now take place on 11 January".
@@ -294,8 +298,9 @@ def _clauses(sentence: str, line: int = 0) -> list[Place]:
     back ("where it is") owns the earlier figure's words too."""
     spans = sorted(owned(sentence), key=lambda o: o[2])
     stated = bounds(sentence)
-    if len(spans) < 2:
-        return [_place(sentence, sentence, sentence, line=line, bounded=stated)]
+    if len(spans) < 2:  # "will no longer take place on 11 June": the date is a former one
+        return [_place(sentence, sentence, sentence, line=line, bounded=stated,
+                       former=bool(spans) and bool(_NO_LONGER.search(sentence)))]
     words = [frozenset(w for w, _ in o[4]) for o in spans]
     later: dict[int, int] = {}  # a change's old side -> its new side
     former = set()

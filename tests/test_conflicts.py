@@ -267,6 +267,24 @@ def test_a_value_another_document_moves_away_from_is_superseded_without_a_link()
     assert text == "The summer maintenance shutdown at Linz moves from week 32 to week 34 [2]."
 
 
+def test_a_date_a_memo_withdraws_is_superseded_in_a_segment_citing_another_source():
+    """"Will no longer take place on 11 June" withdraws the notice's date (one date, no "from ...
+    to"); the answer citing the minutes that repeat it gets the memo's new date."""
+    notice = _source(1, "audit-notice.md", "The customer audit at Telford is scheduled for 11 June 2024.")
+    minutes = _source(2, "minutes.md", "Priya reported that the customer audit at Telford is scheduled for "
+                                       "11 June 2024.")
+    memo = _source(3, "postponement.txt", "The customer audit at Telford will no longer take place on "
+                                          "11 June 2024.\n\nThe audit has been rescheduled to Tuesday 2 July "
+                                          "2024.")
+    answer = "The customer audit at Telford is scheduled for 11 June 2024 [2]."
+    found, _ = ConflictFinder(lambda doc: []).find("When is the customer audit at Telford?", answer,
+                                                   [notice, minutes, memo])
+    assert [([v["value"] for v in c.values], c.current) for c in found] == [(["2024-06-11", "2024-07-02"], 3)]
+    segment = AnswerSegment(answer, [0, 0], True, [minutes.reference(0.9)])
+    text, _ = restated(answer, [segment], found, [notice, minutes, memo])
+    assert text == "The audit has been rescheduled to Tuesday 2 July 2024 [3]."
+
+
 def test_a_correction_rivals_only_the_value_it_replaces():
     """The erratum's "should read 76.9, not 78.4" is the audit score's rival (its words stand
     beside the year the sentence gives, "in 2024"), not a rival of a count of audits."""
