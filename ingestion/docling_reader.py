@@ -46,7 +46,7 @@ def read(path: Path, doc_id: str, fmt: str, cfg: IngestSettings) -> ConvertedDoc
         check_text_size(len(_HTML_NOT_TEXT.sub("", text)) if fmt == "html" else len(text), cfg)
         if fmt == "md":
             fields, text = front_matter(text)
-            written, text = text, keep_inline_html(text)
+            written, text = text, keep_inline_html(hard_breaks(text))
         elif fmt == "csv":
             check_cells(_csv_cells(text), cfg)
         else:
@@ -88,6 +88,23 @@ def _html_title(page: str) -> dict[str, str]:
     match = _HTML_TITLE.search(page[:65536])
     title = " ".join(html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).split()) if match else ""
     return {"Title": title} if title else {}
+
+
+def hard_breaks(markdown: str) -> str:
+    r"""Each hard line break (two spaces or a backslash ending the line) made a paragraph break:
+    Docling's Markdown reader joins the lines, so a header of fields ("**Version:** 2.0  " over
+    "**Effective date:** 1 March 2024  ") became one run-on paragraph. Code blocks are left alone.
+
+    >>> hard_breaks("**Version:** 2.0  \n**Effective date:** 1 March 2024\n\nText.")
+    '**Version:** 2.0\n\n**Effective date:** 1 March 2024\n\nText.'
+    """
+    lines, fenced = markdown.split("\n"), False
+    for i, line in enumerate(lines[:-1]):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if not fenced and re.search(r"\S(?: {2,}|\\)$", line) and lines[i + 1].strip():
+            lines[i] = re.sub(r"(?: {2,}|\\)$", "", line) + "\n"
+    return "\n".join(lines)
 
 
 def keep_inline_html(markdown: str) -> str:

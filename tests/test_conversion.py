@@ -78,6 +78,16 @@ def test_inline_formatting_stays_in_its_paragraphs_line(tmp_path):
                              "\n\n- an item")
 
 
+def test_a_markdown_header_of_fields_on_hard_breaks_is_a_paragraph_each(tmp_path):
+    """"**Version:** 2.0  " over "**Effective date:** 1 March 2024  ": Docling would join the lines
+    into one run-on paragraph; each field is its own, and a code block keeps its lines."""
+    policy = tmp_path / "policy.md"
+    policy.write_text("# ESD Control Policy\n\n**Document:** POL-QA-004  \n**Version:** 2.0  \n"
+                      "**Effective date:** 1 March 2024\n\n```\nkeep  \nthese\n```\n", encoding="utf-8")
+    texts = [b.text for b in convert(policy, "policy.md", CFG).blocks]
+    assert texts[1:4] == ["Document: POL-QA-004", "Version: 2.0", "Effective date: 1 March 2024"], texts
+
+
 def test_docx_runs_are_joined_as_written(tmp_path):
     from docx import Document
 
