@@ -401,8 +401,11 @@ class TableQuestion:
                         by_column.setdefault(fact.column, []).append((fact, fact.value.strip()))
                 elif worded and (item := self._named_item(fact.value, common.get(fact.column, set()))):
                     by_column.setdefault(fact.column, []).append((fact, item))
-            for column, hits in by_column.items():  # the value named most fully: "hydraulic testing",
-                most = max(len(content(item)) for _, item in hits)  # not "hydraulics"
+            for column, hits in by_column.items():  # the value named most fully: "final water pump 1",
+                # not "raw water pump 1"; of those, the longest: "hydraulic testing", not "hydraulics"
+                full = max(named(item, self.asked)[0] for _, item in hits)
+                hits = [(f, item) for f, item in hits if named(item, self.asked)[0] == full]
+                most = max(len(content(item)) for _, item in hits)
                 by_column[column] = [(f, item) for f, item in hits if len(content(item)) == most]
             columns = [c for c in self.best(table.columns) if c in by_column]
             # a code the question gives is a condition wherever it stands: "the Ashby Lane (ALW)
@@ -437,12 +440,14 @@ class TableQuestion:
     def _named_item(self, value: str, common: set[str]) -> str:
         """The value, or the item of a list cell, that the question names: all its words, or
         all but those most of its column's values share ("the lift contract" is service "Lift
-        maintenance" where most services are some maintenance), or its proper name."""
+        maintenance" where most services are some maintenance), or two thirds of those and two
+        at least ("the bulk nitrogen supply contract" is "Bulk liquid nitrogen"), or its proper name."""
         items = [i.strip() for i in value.split(";")] if ";" in value else [value]
         def said(item: str) -> bool:
             own = [w for w in content(item) if w not in common]
+            hits = len(named(" ".join(own), self.asked)[2]) if own else 0
             return named(item, self.asked)[0] == 1 or self._by_name(item) or (
-                bool(own) and named(" ".join(own), self.asked)[0] == 1)
+                bool(own) and (hits == len(own) or (hits >= 2 and 3 * hits >= 2 * len(own))))
         return next((i for i in items if content(i) and said(i)), "")
 
     def _by_name(self, item: str) -> bool:

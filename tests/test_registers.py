@@ -116,6 +116,10 @@ def test_a_row_named_by_a_proper_name_or_its_own_words_and_the_end_a_verb_asks(r
     assert starts.kind == "cell" and starts.facts[0].column == "Start_Dt", starts
     pump = answer("What's the annual value of the Oakhurst Lane pump contract?")
     assert pump.kind == "cell" and pump.facts[0].row == "CT-2022-013" and "96500" in pump.text, pump
+    # two of the scope's three words: "Bulk liquid nitrogen"
+    nitrogen = answer("when does the bulk nitrogen supply contract run out")
+    assert nitrogen.kind == "cell" and nitrogen.facts[0].row == "CT-2023-031", nitrogen
+    assert nitrogen.facts[0].column == "End_Dt" and "2026-09-30" in nitrogen.text
 
 
 def test_a_row_named_by_two_values_is_read_wherever_its_register_ranks(registers):
