@@ -123,7 +123,7 @@ def lacks(question: str, texts: Iterable[str]) -> str | None:
         return "no email"  # the PI's grant row is not their address
     if _ASKS_PERCENT.search(question) and not any(_PERCENT.search(t) for t in texts):
         return "no percentage"  # "the IP Panel meets monthly" gives none
-    if not _ASKS_FIGURE.search(question):
+    if not asks_figure(question):
         return None
     if given := set(NUMBER.findall(question)):
         own = re.compile(rf"(?<![\d.,])(?:{'|'.join(map(re.escape, given))})(?![\d]|[.,]\d)")
@@ -133,6 +133,11 @@ def lacks(question: str, texts: Iterable[str]) -> str | None:
     if quantity:  # "how much notice": 28 February 2025 is no amount of it
         texts = [_undated(t) for t in texts]
     return None if any(_gives(t, counted, amounts_only=quantity) for t in texts) else "no figure"
+
+
+def asks_figure(question: str) -> bool:
+    """Whether a question asks for a figure or a date (how many, when, what rate...), not a name."""
+    return bool(_ASKS_FIGURE.search(question))
 
 
 def asks_quantity(question: str) -> bool:

@@ -109,12 +109,17 @@ class CellLookup:
 
     def answer(self, question: str, candidates: Sequence[NodeWithScore],
                lifted: frozenset[str] = frozenset(),
-               fetch: Callable[[str], list[NodeWithScore]] | None = None) -> CellAnswer | None:
+               fetch: Callable[[str], list[NodeWithScore]] | None = None,
+               beyond: Sequence[NodeWithScore] = ()) -> CellAnswer | None:
         """The cell answer, or None. `lifted`: the chunks currency ranked above the chunks of the
         documents they supersede or correct (rag/currency.py): each widens the best-ranked window
         by one, so an erratum's prose put first does not push the table asked out of it. `fetch`:
         a retrieval within the asker's filters, run once for the ids of the rows the question
-        names by value where no candidate register gives them (a join of two registers)."""
+        names by value where no candidate register gives them (a join of two registers).
+        `beyond`: chunks retrieved but ranked below the candidates; a table of their documents
+        is read only where the question names one of its rows and one of its columns
+        (`TableQuestion.reads`, `pinned`): the ranker puts prose about a site above the register
+        that holds its cell."""
         if not self.enabled or not candidates or _WHY.search(question):
             return None  # a reason is never a cell
         window = self.top_chunks + sum(c.node.node_id in lifted
@@ -132,9 +137,13 @@ class CellLookup:
         ask = TableQuestion(tuple(asked), self.min_share, hangul_script(question),
                             bool(_WHEN.search(question)), tuple(n.lower() for n in names(question)))
         pair = bool(_PAIR.search(question))  # two things set against each other
-        held = _held_codes(self._tables(candidates, window), asked, either=pair)
+        known = {c.node.metadata.get("doc") for c in candidates}
+        below = [c for c in beyond if c.node.metadata.get("doc") not in known]
+        held = _held_codes(self._tables([*candidates, *below], window), asked, either=pair)
         tables, restated = self._current(held, candidates, window)
-        tables = [t if t.top or not ask.pinned(t) else replace(t, top=True) for t in tables]
+        tables = [t if t.top or not (ask.pinned(t) or (t.doc not in known and ask.reads(t)))
+                  else replace(t, top=True) for t in tables]
+        tables = [t for t in tables if t.top or t.doc in known]
         top = [t for t in tables if t.top]
         if not top:
             return compared(ask, tables) if pair else self._listed(question, ask, candidates[:window])

@@ -22,7 +22,7 @@ from typing import Any
 from rag.answer import AnswerSegment
 from rag.claims import Claim, agrees, claim_backed, claims, coordinates_hold, states_former
 from rag.layout import fields, following, title, unwrapped
-from rag.asked import asks_quantity
+from rag.asked import asks_figure, asks_quantity
 from rag.places import Date, Place, is_year, keys, places, titles
 from rag.references import marked
 from rag.text import MARKER, NUMBER, TABLE_RULE, YEAR, cells, split_sentences
@@ -215,8 +215,9 @@ class ConflictFinder:
             return [], []
         newer_than = cache(self.newer)  # the relation is read once for this answer
         found: dict[tuple, Conflict] = {}
-        if not stated:
-            return self._asked(question, sources, newer_than), []
+        if not stated:  # a refusal, or an answer around a figure asked: the question's thing read
+            answered = gate is None and not asks_figure(question)  # a name given ("who is ...")
+            return ([] if answered else self._asked(question, sources, newer_than)), []
         for claim, what in stated:
             sentence = tuple(c for c in claims(answer) if c.sentence == claim.sentence)
             thing = Thing.of(sentences[claim.sentence], question)

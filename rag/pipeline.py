@@ -238,7 +238,8 @@ class RagPipeline:
 
         # A question that names a table's row and column is answered from the cell, no LLM call.
         fetch = lambda text: retrieved(retriever, [text])  # noqa: E731 - within the asker's filters
-        cell = next(filter(None, (self.cells.answer(q, ranked, lifted, fetch) for q in query.queries)), None)
+        cell = next(filter(None, (self.cells.answer(q, ranked, lifted, fetch, beyond=found)
+                                  for q in query.queries)), None)
         lap("cells")
         if cell is not None:
             cell = replace(cell, text=self.codes.spelled(cell.text))

@@ -430,6 +430,12 @@ class TableQuestion:
         by_value = {c for c, _ in found[0][1]}
         return len([c for c in self.best(table.columns, table.column_names) if c not in by_value]) == 1
 
+    def reads(self, table: FactTable) -> bool:
+        """Whether the question names one row of the table and one of its columns, each by its
+        own words: "the EHS lead at Lancaster (LNC)" reads a site register's LNC row, ehs_lead."""
+        return len(self.best(table.rows, table.aliases)) == 1 \
+            and len(self.best(table.columns, table.column_names)) == 1
+
     def valued(self, table: FactTable) -> list[str]:
         """The one row of the table whose values the question names, each in its column: "the
         forecast for chemicals at Kellbrook (KBW)" is the row of Cat Chemicals and Site KBW."""

@@ -188,6 +188,19 @@ def test_a_code_the_cell_answer_spells_out_is_met_by_its_name():
     assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("23", 1), ("27", 2)]]
 
 
+def test_a_name_answered_is_no_figure_to_disagree_on():
+    """"Who is the quality manager", answered with a name: the minutes' section number and the
+    register's line count are no values of it."""
+    minutes = _source(1, "minutes.md", "### 4.2 Telford (TLF)\n\nOwen Jeffries, quality manager at Telford, "
+                                       "reported on the audit.")
+    register = _source(2, "site_register.csv", "| site_code | site_name | quality_manager | smt_lines |\n"
+                                                "|---|---|---|---|\n| TLF | Telford | Owen Jeffries | 3 |")
+    finder = ConflictFinder(lambda doc: [])
+    question = "Who is the quality manager at Telford (TLF)?"  # as rag/codes.py expands it
+    assert finder.find(question, "The quality manager at Telford (TLF) is Owen Jeffries [2].",
+                       [minutes, register])[0] == []
+
+
 def test_a_year_the_answer_mentions_is_no_disagreement_unless_a_year_is_asked():
     report = SimpleNamespace(ref=1, doc="report.md", text="The medical product family launched in 2023.")
     bulletin = SimpleNamespace(ref=2, doc="bulletin.html",

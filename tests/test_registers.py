@@ -35,14 +35,18 @@ def registers(base_settings, tmp_path_factory):
     codes = CorpusCodes.from_settings(settings, store.lexical)
     lookup = CellLookup.from_settings(settings, store)
 
-    def answer(question: str, named_codes: bool = True, join: bool = True, sunk: str = ""):
-        """`sunk`: a document whose candidates are put behind all others (ranked below the window)."""
+    def answer(question: str, named_codes: bool = True, join: bool = True, sunk: str = "", below: str = ""):
+        """`sunk`: a document whose candidates are put behind all others (ranked below the window);
+        `below`: one whose chunks were retrieved but ranked out of the candidates."""
         asked = codes.expand(question) if named_codes else question
         query = QueryBundle(asked)
-        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
+        retrieved = retriever.retrieve(query)
+        found = reranker.postprocess_nodes(retrieved, query_bundle=query)
         found = sorted(found, key=lambda n: n.node.metadata.get("doc") == sunk)
         fetch = (lambda text: retriever.retrieve(QueryBundle(text))) if join else None
-        return lookup.answer(asked, found, fetch=fetch)
+        if below:
+            found = [n for n in found if n.node.metadata.get("doc") != below]
+        return lookup.answer(asked, found, fetch=fetch, beyond=retrieved if below else ())
 
     return answer, codes
 
@@ -184,3 +188,14 @@ def test_a_name_the_table_never_gives_is_no_row_of_it(registers):
     assert answer("What is the Northern Power Systems contract budget at Millbrook?") is None
     power = answer("What is the power budget at Millbrook?")
     assert power.kind == "cell" and power.facts[0].value == "980", power
+
+
+def test_a_register_ranked_out_of_the_candidates_answers_a_row_and_column_it_names(registers):
+    """Retrieved, but ranked below every candidate: the asset register still gives the cell of the
+    row and column the question names, and nothing where it names no column of it."""
+    answer, _ = registers
+    inspected = answer("When was MBW-P-003 last inspected?", below="asset-register.csv")
+    assert inspected.kind == "cell" and inspected.facts[0].row == "MBW-P-003", inspected
+    assert inspected.facts[0].column == "Last_Insp" and "2024-11-05" in inspected.text
+    unnamed = answer("Who looks after MBW-P-003?", below="asset-register.csv")
+    assert unnamed is None or unnamed.facts[0].doc != "asset-register.csv"
