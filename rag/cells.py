@@ -139,10 +139,16 @@ class CellLookup:
         pair = bool(_PAIR.search(question))  # two things set against each other
         known = {c.node.metadata.get("doc") for c in candidates}
         below = [c for c in beyond if c.node.metadata.get("doc") not in known]
-        held = _held_codes(self._tables([*candidates, *below], window), asked, either=pair)
+        read = self._tables([*candidates, *below], window)
+        held = _held_codes(read, asked, either=pair)
         tables, restated = self._current(held, candidates, window)
         tables = [t if t.top or not (ask.pinned(t) or (t.doc not in known and ask.reads(t)))
                   else replace(t, top=True) for t in tables]
+        # the others lend a row the question names to a join only ("the plant Priya Ramanathan runs":
+        # the site register's TLF), whatever year or code the question gives the other register
+        kept = {(t.doc, t.key) for t in tables if t.top or t.doc in known}
+        links = [t for t in read if (t.doc, t.key) not in kept
+                 and len(ask.best(t.rows, t.aliases) or ask.valued(t)) == 1]
         tables = [t for t in tables if t.top or t.doc in known]
         top = [t for t in tables if t.top]
         if not top:
@@ -186,7 +192,7 @@ class CellLookup:
         if found is None and not _COUNT.search(question):
             # through another register's id: "the contract Helen Okafor manages", "the chiller
             # contract's manager's job title"
-            found = joined(ask, tables) or through(ask, tables)
+            found = joined(ask, [*tables, *links]) or through(ask, [*tables, *links])
             if found is None and fetch is not None and (ids := keys(ask, tables)):
                 known = {(t.doc, t.key) for t in tables}
                 more = [t for t in self._tables(fetch(" ".join([*ids, question])), 0)

@@ -2,11 +2,13 @@
 (rag/cells.py asks these after no one table answers): "the annual value of the contract Helen
 Okafor manages" goes from the staff roster's S012 to the contracts row whose Mgr_ID is S012
 (`joined`); "the Daejeon chiller contract's manager, and their job title" from the contract's
-contract_manager_id S1017 to the roster's row S1017 (`through`)."""
+contract_manager_id S1017 to the roster's row S1017 (`through`), and "the 2023 FPY at the plant
+Priya Ramanathan runs" from the site register's row TLF, by its own label, to the report's TLF."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rag.fact_tables import FactTable
 from rag.labels import is_code, named
@@ -66,13 +68,20 @@ def through(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | Non
         rows = ask.best(first.rows, first.aliases) or ask.valued(first)
         if len(rows) != 1:
             continue
-        for via in (f for f in first.facts if f.row == rows[0] and f.number is None and is_code(
-                f.value.strip().lower()) and f.value.strip().lower() not in ask.asked):
+        vias = [f for f in first.facts if f.row == rows[0] and f.number is None and is_code(
+                f.value.strip().lower()) and f.value.strip().lower() not in ask.asked]
+        if rows[0].lower() not in ask.asked:
+            # a row named by another of its names ("the plant Priya Ramanathan runs" is TLF) leads
+            # by its own label too: another register's rows may be labelled by it
+            cell = next(f for f in first.facts if f.row == rows[0])
+            vias.append(replace(cell, column=first.label, value=rows[0]))
+        for via in vias:
             for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)
                            and via.value.strip() in t.rows):
                 hits = {c: len(named(c, ask.asked)[2]) for c in second.columns if c}
                 most = max(hits.values(), default=0)
-                columns = [c for c, n in hits.items() if n == most]
+                columns = ask.best(second.columns, second.column_names) or [
+                    c for c, n in hits.items() if n == most]
                 if most and len(columns) == 1:
                     weight = len(named(via.column, ask.asked)[2])
                     picked += [(weight, first, via, second, f) for f in second.facts
@@ -85,8 +94,16 @@ def through(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | Non
     value = ("비어 있습니다" if ask.korean else "blank: the table gives no value") if fact.blank \
         else shown_value(fact, second)
     row, reached = first.shown(via.row), second.shown(fact.row)
-    said = (f"{first.subject}에서 {row}의 {via.column} 값은 {via.value}이며, {second.subject}에서 "
-            f"{reached}의 {fact.column} 값은 {value}." if ask.korean else
-            f"In {first.subject}, {row} has {via.column} {via.value}; in {second.subject}, {reached} "
-            f"has {fact.column} {value}.")
+    named_by = ask.value_matches([first])
+    if via.value == via.row and named_by:  # the row's own label: say what named the row
+        by = conditions(named_by[0][1], ask.korean)
+        said = (f"{first.subject}에서 {by}인 행은 {row}이며, {second.subject}에서 {reached}의 {fact.column} "
+                f"값은 {value}." if ask.korean else
+                f"In {first.subject}, {by} is {row}; in {second.subject}, {reached} has {fact.column} "
+                f"{value}.")
+    else:
+        said = (f"{first.subject}에서 {row}의 {via.column} 값은 {via.value}이며, {second.subject}에서 "
+                f"{reached}의 {fact.column} 값은 {value}." if ask.korean else
+                f"In {first.subject}, {row} has {via.column} {via.value}; in {second.subject}, {reached} "
+                f"has {fact.column} {value}.")
     return CellAnswer("blank" if fact.blank else "cell", said, (fact, via))

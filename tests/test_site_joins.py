@@ -1,0 +1,70 @@
+"""A row of one register named by a person, whose own label labels another table's rows: "the
+plant Priya Ramanathan runs" is the site register's TLF, and the quality report's TLF row gives
+its 2023 first-pass yield (rag/table_joins.py `through`), also where the ranker put the site
+register out of the candidates (the pipeline's retrieved chunks, `beyond`). Derby's row holds the
+same columns, and the 2022 column sits beside 2023's."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import fresh_settings
+from llama_index.core.llms import MockLLM
+from llama_index.core.schema import QueryBundle
+
+from ingestion.pipeline import ingest
+from rag.cells import CellLookup
+from rag.models import build_embedding
+from rag.postprocessors import build_rerank_stage
+from rag.retrieval import hybrid_retriever
+from rag.store import Store
+
+SITES = ("site_code,site_name,site_manager,headcount\nDBY,Derby,Gareth Ollerenshaw,310\n"
+         "TLF,Telford,Priya Ramanathan,240\nLNC,Lancaster,Marcus Hale,185\n")
+REPORT = """# Annual Quality Report 2023
+
+## Key indicators by site
+
+| Site | FPY 2022 | FPY 2023 | Returns 2023 |
+|---|---|---|---|
+| DBY | 95.8% | 96.1% | 26 |
+| TLF | 96.9% | 97.4% | 23 |
+| LNC | 96.2% | 96.5% | 12 |
+
+## Commentary
+
+Telford's first-pass yield improved despite a new medical product family on line 2.
+"""
+QUESTION = "What was the 2023 FPY at the plant Priya Ramanathan runs?"
+
+
+@pytest.fixture(scope="module")
+def answer(base_settings, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("site-joins-docs")
+    (folder / "site_register.csv").write_text(SITES, encoding="utf-8")
+    (folder / "annual_quality_report_2023.md").write_text(REPORT, encoding="utf-8")
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp("site-joins"))
+    assert ingest([folder], settings, progress=False).indexed == 2
+    embedding = build_embedding(settings)
+    retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
+    reranker = build_rerank_stage(settings, Store(settings), embedding)
+
+    def ask(question: str, below: str = ""):
+        """`below`: a document whose chunks were retrieved but ranked out of the candidates."""
+        query = QueryBundle(question)
+        retrieved = retriever.retrieve(query)
+        found = [n for n in reranker.postprocess_nodes(retrieved, query_bundle=query)
+                 if n.node.metadata.get("doc") != below]
+        return CellLookup.from_settings(settings, Store(settings)).answer(question, found, beyond=retrieved)
+
+    return ask
+
+
+@pytest.mark.parametrize("below", ["", "site_register.csv"])
+def test_a_persons_site_labels_the_report_row_asked(answer, below):
+    found = answer(QUESTION, below)
+    assert found is not None and found.kind == "cell", found
+    fact, via = found.facts
+    assert (fact.doc, fact.row) == ("annual_quality_report_2023.md", "TLF")
+    assert (fact.column, fact.value) == ("FPY 2023", "97.4%")
+    assert (via.doc, via.row) == ("site_register.csv", "TLF")
+    assert "site_manager Priya Ramanathan is TLF" in found.text
