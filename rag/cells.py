@@ -137,22 +137,18 @@ class CellLookup:
         ask = TableQuestion(tuple(asked), self.min_share, hangul_script(question),
                             bool(_WHEN.search(question)), tuple(n.lower() for n in names(question)))
         pair = bool(_PAIR.search(question))  # two things set against each other
-        known = {c.node.metadata.get("doc") for c in candidates}
-        below = [c for c in beyond if c.node.metadata.get("doc") not in known]
-        read = self._tables([*candidates, *below], window)
-        held = _held_codes(read, asked, either=pair)
+        ranked_docs = {c.node.metadata.get("doc") for c in candidates}
+        below = [c for c in beyond if c.node.metadata.get("doc") not in ranked_docs]
+        stored = self._tables([*candidates, *below], window)
+        held = _held_codes(stored, asked, either=pair)
         tables, restated = self._current(held, candidates, window)
-        tables = [t if t.top or not (ask.pinned(t) or (t.doc not in known and ask.reads(t)))
+        tables = [t if t.top or not (ask.pinned(t) or (t.doc not in ranked_docs and ask.reads(t)))
                   else replace(t, top=True) for t in tables]
-        # the others lend a row the question names to a join only ("the plant Priya Ramanathan runs":
-        # the site register's TLF), whatever year or code the question gives the other register
-        kept = {(t.doc, t.key) for t in tables if t.top or t.doc in known}
-        links = [t for t in read if (t.doc, t.key) not in kept
-                 and len(ask.best(t.rows, t.aliases) or ask.valued(t)) == 1]
-        tables = [t for t in tables if t.top or t.doc in known]
+        tables = [t for t in tables if t.top or t.doc in ranked_docs]
         top = [t for t in tables if t.top]
         if not top:
-            return compared(ask, tables) if pair else self._listed(question, ask, candidates[:window])
+            return compared(ask, tables) if pair else (
+                self._listed(question, ask, candidates[:window]) or self._linked(question, ask, stored))
         # A question naming no row (which is highest, how many) reads the tables of the
         # best-ranked chunk that holds any; one naming a row and a column, any of the top chunks'.
         lead = next(filter(None, ([t for t in top if node.node.node_id in {f.chunk_id for f in t.facts}]
@@ -192,7 +188,7 @@ class CellLookup:
         if found is None and not _COUNT.search(question):
             # through another register's id: "the contract Helen Okafor manages", "the chiller
             # contract's manager's job title"
-            found = joined(ask, [*tables, *links]) or through(ask, [*tables, *links])
+            found = self._linked(question, ask, stored)
             if found is None and fetch is not None and (ids := keys(ask, tables)):
                 known = {(t.doc, t.key) for t in tables}
                 more = [t for t in self._tables(fetch(" ".join([*ids, question])), 0)
@@ -236,6 +232,14 @@ class CellLookup:
         if found is None and _WHICH.search(question):
             return select(ask, lead)
         return found
+
+    @staticmethod
+    def _linked(question: str, ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | None:
+        """A cell reached through another register's row (rag/table_joins.py), over every table of
+        the candidates' and the retrieved documents as stored: one register names the row ("the
+        plant Priya Ramanathan runs", "work order WO-24-0192"), the other holds the figure, and
+        the question's year or code is the second's alone."""
+        return None if _COUNT.search(question) else joined(ask, tables) or through(ask, tables)
 
     def _listed(self, question: str, ask: TableQuestion,
                 candidates: Sequence[NodeWithScore]) -> CellAnswer | None:

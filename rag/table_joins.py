@@ -2,14 +2,18 @@
 (rag/cells.py asks these after no one table answers): "the annual value of the contract Helen
 Okafor manages" goes from the staff roster's S012 to the contracts row whose Mgr_ID is S012
 (`joined`); "the Daejeon chiller contract's manager, and their job title" from the contract's
-contract_manager_id S1017 to the roster's row S1017 (`through`), and "the 2023 FPY at the plant
-Priya Ramanathan runs" from the site register's row TLF, by its own label, to the report's TLF."""
+contract_manager_id S1017 to the roster's row S1017 (`through`), "the 2023 FPY at the plant
+Priya Ramanathan runs" from the site register's row TLF, by its own label, to the report's TLF,
+and "the technician on WO-24-0192 - when does their IPC-A-610 certificate expire" from the work
+order's technician.employee_id T-0301 to the training register's rows holding it as employee_id,
+one per certificate: the IPC-A-610 one."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
 
+from rag.facts import Fact
 from rag.fact_tables import FactTable
 from rag.labels import is_code, named
 from rag.table_question import CellAnswer, TableQuestion, conditions, shown_value
@@ -76,16 +80,10 @@ def through(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | Non
             cell = next(f for f in first.facts if f.row == rows[0])
             vias.append(replace(cell, column=first.label, value=rows[0]))
         for via in vias:
-            for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)
-                           and via.value.strip() in t.rows):
-                hits = {c: len(named(c, ask.asked)[2]) for c in second.columns if c}
-                most = max(hits.values(), default=0)
-                columns = ask.best(second.columns, second.column_names) or [
-                    c for c, n in hits.items() if n == most]
-                if most and len(columns) == 1:
-                    weight = len(named(via.column, ask.asked)[2])
-                    picked += [(weight, first, via, second, f) for f in second.facts
-                               if f.row == via.value.strip() and f.column == columns[0]]
+            for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)):
+                for row in _entries(second, via, ask):
+                    if column := _asked_column(ask, second, row):
+                        picked.append((len(named(via.column, ask.asked)[2]), first, via, second, row[column]))
     most = max((p[0] for p in picked), default=0)
     picked = [p for p in picked if p[0] == most]
     if len(picked) != 1:
@@ -107,3 +105,32 @@ def through(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | Non
                 f"In {first.subject}, {row} has {via.column} {via.value}; in {second.subject}, {reached} "
                 f"has {fact.column} {value}.")
     return CellAnswer("blank" if fact.blank else "cell", said, (fact, via))
+
+
+def _entries(table: FactTable, via: Fact, ask: TableQuestion) -> list[dict[str, Fact]]:
+    """The rows of a register the id `via` reaches, each column -> its cell: those it labels, else
+    those holding it under the same key ("technician.employee_id" T-0301 is the training
+    register's employee_id, where a person's rows are labelled otherwise: one per certificate);
+    of several, those with a worded value the question names whole ("IPC-A-610"), if any."""
+    value, key = via.value.strip(), via.column.rsplit(".", 1)[-1]
+    labels = [value] if value in table.rows else list(dict.fromkeys(
+        f.row for f in table.facts if f.value.strip() == value and f.column == key))
+    rows: list[dict[str, Fact]] = []
+    for label in labels:
+        first = len(rows)
+        for fact in (f for f in table.facts if f.row == label):
+            if len(rows) == first or fact.column in rows[-1]:  # a column again: the next row
+                rows.append({})
+            rows[-1][fact.column] = fact
+    named_rows = [r for r in rows if any(f.number is None and not f.blank
+                                         and named(f.value, ask.asked)[0] == 1 for f in r.values())]
+    return named_rows if len(rows) > 1 and named_rows else rows
+
+
+def _asked_column(ask: TableQuestion, table: FactTable, row: dict[str, Fact]) -> str | None:
+    """The one column of the row the question names (the column it names whole, else the one it
+    names most words of)."""
+    hits = {c: len(named(c, ask.asked)[2]) for c in row if c}
+    most = max(hits.values(), default=0)
+    columns = ask.best(list(hits), table.column_names) or [c for c, n in hits.items() if n == most]
+    return columns[0] if most and len(columns) == 1 else None

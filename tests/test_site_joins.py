@@ -1,10 +1,14 @@
-"""A row of one register named by a person, whose own label labels another table's rows: "the
-plant Priya Ramanathan runs" is the site register's TLF, and the quality report's TLF row gives
-its 2023 first-pass yield (rag/table_joins.py `through`), also where the ranker put the site
-register out of the candidates (the pipeline's retrieved chunks, `beyond`). Derby's row holds the
-same columns, and the 2022 column sits beside 2023's."""
+"""Cells reached through another register's row (rag/table_joins.py `through`). A row named by a
+person, whose own label labels another table's rows: "the plant Priya Ramanathan runs" is the
+site register's TLF, and the quality report's TLF row gives its 2023 first-pass yield, also where
+the ranker put the site register out of the candidates (the pipeline's retrieved chunks,
+`beyond`); Derby's row holds the same columns, and the 2022 column sits beside 2023's. A JSON work
+order's nested technician id reaches the training register's rows holding it under the same key,
+one per certificate: the one the question names."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from conftest import fresh_settings
@@ -35,6 +39,16 @@ REPORT = """# Annual Quality Report 2023
 Telford's first-pass yield improved despite a new medical product family on line 2.
 """
 QUESTION = "What was the 2023 FPY at the plant Priya Ramanathan runs?"
+WORK_ORDERS = {"work_orders": [
+    {"work_order": "WO-24-0187", "site_code": "TLF",
+     "technician": {"name": "Dev Chauhan", "employee_id": "T-0418"}},
+    {"work_order": "WO-24-0192", "site_code": "TLF",
+     "technician": {"name": "Hannah Clegg", "employee_id": "T-0301"}}]}
+TRAINING = """employee_id,name,certification,issued,expiry
+T-0301,Hannah Clegg,IPC-A-610,2023-09-12,2025-09-12
+T-0301,Hannah Clegg,IPC J-STD-001,2024-03-05,2026-03-05
+T-0418,Dev Chauhan,IPC-A-610,2022-05-10,2024-05-10
+"""
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +56,10 @@ def answer(base_settings, tmp_path_factory):
     folder = tmp_path_factory.mktemp("site-joins-docs")
     (folder / "site_register.csv").write_text(SITES, encoding="utf-8")
     (folder / "annual_quality_report_2023.md").write_text(REPORT, encoding="utf-8")
+    (folder / "work_orders_2024_q3.json").write_text(json.dumps(WORK_ORDERS), encoding="utf-8")
+    (folder / "training_register.csv").write_text(TRAINING, encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("site-joins"))
-    assert ingest([folder], settings, progress=False).indexed == 2
+    assert ingest([folder], settings, progress=False).indexed == 4
     embedding = build_embedding(settings)
     retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
     reranker = build_rerank_stage(settings, Store(settings), embedding)
@@ -68,3 +84,12 @@ def test_a_persons_site_labels_the_report_row_asked(answer, below):
     assert (fact.column, fact.value) == ("FPY 2023", "97.4%")
     assert (via.doc, via.row) == ("site_register.csv", "TLF")
     assert "site_manager Priya Ramanathan is TLF" in found.text
+
+
+def test_a_nested_id_reaches_the_rows_holding_it_and_the_one_the_question_names(answer):
+    found = answer("The technician on work order WO-24-0192 - when does their IPC-A-610 certificate expire?")
+    assert found is not None and found.kind == "cell", found
+    fact, via = found.facts
+    assert (via.doc, via.row, via.column, via.value) == ("work_orders_2024_q3.json", "WO-24-0192",
+                                                         "technician.employee_id", "T-0301")
+    assert (fact.doc, fact.column, fact.value) == ("training_register.csv", "expiry", "2025-09-12")
