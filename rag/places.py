@@ -259,7 +259,7 @@ def places(chunk: str) -> tuple[Place, ...]:
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 # A clause's number opening its line ("6.1 Medical gas alarms must be tested monthly") numbers the
 # clause; as a figure it would take the clause's words from the figure the clause states.
-CLAUSE_NUMBER = re.compile(r"^\s*\d{1,2}(?:\.\d{1,2}){1,3}\.?\s+(?=[A-Z])")
+CLAUSE_NUMBER = re.compile(r"^\s*(?:#{1,6}\s+)?\d{1,2}(?:\.\d{1,2}){1,3}\.?\s+(?=[A-Z])")  # a heading's too
 _YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d\d(?![\d.,])")
 # A clause naming the source of a figure, not its thing: "according to the corrected report", "as
 # stated in the erratum", "(see the Q3 memo)".

@@ -199,6 +199,8 @@ def test_a_name_answered_is_no_figure_to_disagree_on():
     question = "Who is the quality manager at Telford (TLF)?"  # as rag/codes.py expands it
     assert finder.find(question, "The quality manager at Telford (TLF) is Owen Jeffries [2].",
                        [minutes, register])[0] == []
+    # refused, the question's thing is read: a heading's section number ("4.2 Telford") is no figure
+    assert finder.find(question, "", [minutes, register], gate="references")[0] == []
 
 
 def test_a_year_the_answer_mentions_is_no_disagreement_unless_a_year_is_asked():
