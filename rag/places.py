@@ -337,11 +337,17 @@ def owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, lis
     figures, spans = _figures(sentence)
     found = [(a, None, a.start, a.end, []) for a in figures] + [(None, d, s, e, []) for d, s, e in spans]
     cited = [m.span() for m in _ATTRIBUTION.finditer(sentence)]
+    # "27 customer returns in 2023": a year after its preposition qualifies what comes before it,
+    # whose words are the other figure's
+    after = {i: m.start() for i, (a, _, start, _, _) in enumerate(found) if a and is_year(a)
+             and (m := _YEAR_PREPOSITION.search(sentence[:start]))}
     for word, s, e in keys(sentence):
         if any(a <= s < b for a, b in cited):
             continue  # "according to the corrected report" says where, not what is measured
         if found and not any(s < end and start < e for _, _, start, end, _ in found):
-            gaps = [max(s - end, start - e, 0) for _, _, start, end, _ in found]
+            blocked = {i for i, at in after.items() if e <= at and len(found) > len(after)}
+            gaps = [len(sentence) if i in blocked else max(s - end, start - e, 0)
+                    for i, (_, _, start, end, _) in enumerate(found)]
             found[gaps.index(min(gaps))][4].append((word, min(gaps)))
     # A year qualifies the sentence's other figures: in "the average score in 2024 was 78.4" the
     # year is nearer every word, and the score keeps them too.
@@ -354,6 +360,9 @@ def owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, lis
     return found
 
 
+
+
+_YEAR_PREPOSITION = re.compile(r"\b(?:in|for|during|over|of)\s+$", re.IGNORECASE)
 
 
 def is_year(amount: Amount) -> bool:

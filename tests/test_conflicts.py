@@ -186,6 +186,13 @@ def test_a_code_the_cell_answer_spells_out_is_met_by_its_name():
         "How many customer returns did Telford have in 2023?",
         "In report, TLF (Telford) (Customer returns 2023) is 23 [1].", sources)
     assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("23", 1), ("27", 2)]]
+    # "27 customer returns in 2023": the year after its preposition takes none of the words before it
+    logged = SimpleNamespace(ref=2, doc="bulletin.html",
+                             text="Telford logged 27 customer returns in 2023, up from 19 in 2022.")
+    found, _ = ConflictFinder(lambda doc: []).find(
+        "How many customer returns did Telford have in 2023?",
+        "In report, TLF (Telford) (Customer returns 2023) is 23 [1].", [sources[0], logged])
+    assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("23", 1), ("27", 2)]]
 
 
 def test_a_name_answered_is_no_figure_to_disagree_on():
