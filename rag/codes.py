@@ -158,7 +158,8 @@ class CorpusCodes:
         """A text read from cells with each code it gives followed, once, by its name: "ALW has the
         lowest energy" says "ALW (Ashby Lane Water Treatment Works)"."""
         for code, name in self.codes().items():
-            alone = rf"(?<![\w-]){re.escape(code)}(?![\w-])(?!\s*\()"  # not inside an id, not spelled out
+            # not inside an id, not spelled out already (another bracket may follow: "TLF (Returns 2023)")
+            alone = rf"(?<![\w-]){re.escape(code)}(?![\w-])(?!\s*\({re.escape(name)}\))"
             text = re.sub(alone, f"{code} ({name})", text, count=1)
         return text
 

@@ -91,6 +91,11 @@ class Thing:
         return cls(frozenset(given), frozenset(frozenset({n, spelled.get(n, coded.get(n, n))})
                                                for n in named))
 
+    @property
+    def year(self) -> bool:
+        """Whether the question's year is the sentence's: a year's figure, not a quarter's."""
+        return any(YEAR.fullmatch(f) for f in self.figures)
+
     def named_in(self, text: str) -> bool:
         """Whether `text` names each of the names (a code spelled out in the sentence, "TLF
         (Telford)", by either)."""
@@ -149,6 +154,8 @@ def _rivals(claim: Claim, text: str, thing: Thing, sentence: tuple[Claim, ...] =
         if not nearest & measured or sum(w for k, w in claim.words if k in place.words) < total / 2 \
                 or not thing.placed(place, text) or (place.cell is None and place.line in others):
             continue
+        if place.periods and not place.periods & claim.periods and (claim.periods or thing.year):
+            continue  # "returns in Q1" is not the year's returns the claim gives, nor another quarter's
         if claim.date is not None:
             found += [replace(claim, date=d) for d in place.dates if d != claim.date]
         else:

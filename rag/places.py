@@ -110,7 +110,7 @@ class Place:
     bounds: tuple[tuple[float, str | None, int, bool], ...] = ()
     column: frozenset[str] = frozenset()  # a table cell's column header's keys
     field: bool = False  # a "label: value" field ("Headcount: 71", "term.notice_period_days: 90")
-    periods: frozenset[str] = frozenset()  # the periods a table cell's column header names ("q3")
+    periods: frozenset[str] = frozenset()  # the quarters its cell's column header or its sentence names
 
 
 
@@ -236,10 +236,11 @@ def places(chunk: str) -> tuple[Place, ...]:
             olds = former_sentences(split)
             for n, sentence in enumerate(split):
                 sentences += 1
+                quarters = periods(sentence)  # "Customer returns in Q1: DBY 7": each is Q1's
                 for label, text in fields(CLAUSE_NUMBER.sub("", sentence) if n == 0 else sentence):
                     former = label.strip() in paired or n in olds
                     found += [replace(_labelled(place, label, item if n > lead >= 0 else titled),
-                                      former=place.former or former)
+                                      former=place.former or former, periods=quarters)
                               for place in _clauses(text, sentences)]
             continue
         if TABLE_RULE.match(line.strip()):

@@ -189,9 +189,12 @@ def test_a_code_the_cell_answer_spells_out_is_met_by_its_name():
     # "27 customer returns in 2023": the year after its preposition takes none of the words before it
     logged = SimpleNamespace(ref=2, doc="bulletin.html",
                              text="Telford logged 27 customer returns in 2023, up from 19 in 2022.")
+    # a quarter's figure is not the year's ("Customer returns in Q1: ... TLF 5")
+    quarter = SimpleNamespace(ref=3, doc="minutes.md", text="Customer returns in Q1: DBY 7, TLF 5, LNC 3. "
+                                                            "The 2023 figures were confirmed.")
     found, _ = ConflictFinder(lambda doc: []).find(
         "How many customer returns did Telford have in 2023?",
-        "In report, TLF (Telford) (Customer returns 2023) is 23 [1].", [sources[0], logged])
+        "In report, TLF (Telford) (Customer returns 2023) is 23 [1].", [sources[0], logged, quarter])
     assert [[(v["value"], v["ref"]) for v in c.values] for c in found] == [[("23", 1), ("27", 2)]]
 
 

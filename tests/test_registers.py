@@ -66,6 +66,10 @@ def test_a_name_is_asked_with_the_code_the_corpus_gives_it(registers):
         == "what caused the burst main on millbrook road?"
     assert codes.spelled("OLW has the lowest Energy; OLW-P-001 is a pump.") \
         == "OLW (Oakhurst Lane Works) has the lowest Energy; OLW-P-001 is a pump."
+    # a cell's column in brackets is no spelling of the code; the name once
+    assert codes.spelled("In kpis, OLW (Energy) is 386.") \
+        == "In kpis, OLW (Oakhurst Lane Works) (Energy) is 386."
+    assert codes.spelled("OLW (Oakhurst Lane Works) is 386.") == "OLW (Oakhurst Lane Works) is 386."
 
 
 def test_a_row_named_by_its_values_and_a_column_by_its_contraction(registers):
