@@ -144,9 +144,9 @@ class CellLookup:
         tables, restated = self._current(held, candidates, window)
         # a document ranked out of the candidates is read only where the question names no candidate
         # document more ("how many staff in the capability matrix": not the partner review's Seoul row)
-        named_most = max((ask.subject_hits(t, tables) for t in tables if t.doc in ranked_docs), default=0)
+        named_most = max((ask.subject_hits(t, stored) for t in stored if t.doc in ranked_docs), default=0)
         tables = [t if t.top or not (ask.pinned(t) or (t.doc not in ranked_docs and ask.reads(t)
-                                                        and ask.subject_hits(t, tables) >= named_most))
+                                                        and ask.subject_hits(t, stored) >= named_most))
                   else replace(t, top=True) for t in tables]
         tables = [t for t in tables if t.top or t.doc in ranked_docs]
         top = [t for t in tables if t.top]

@@ -204,6 +204,6 @@ def test_a_register_ranked_out_of_the_candidates_answers_a_row_and_column_it_nam
     unnamed = answer("Who looks after MBW-P-003?", below="asset-register.csv")
     assert unnamed is None or unnamed.facts[0].doc != "asset-register.csv"
     # the question names a candidate document: the register out of the candidates is not read
-    logged = answer("When was MBW-P-003 last inspected according to the incident log?",
+    logged = answer("When was MBW-P-003 last inspected according to the opex budget?",
                     below="asset-register.csv")
     assert logged is None or logged.facts[0].doc != "asset-register.csv"
