@@ -78,6 +78,29 @@ def fixture_store(base: Settings, tmp_path_factory, name: str, documents: int) -
     return settings
 
 
+def ranking(settings: Settings):
+    """question -> (the chunks retrieved, the candidates reranked from them), as the pipeline ranks
+    them before any LLM call (the LLM is never called)."""
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.schema import QueryBundle
+
+    from rag.models import build_embedding
+    from rag.postprocessors import build_rerank_stage
+    from rag.retrieval import hybrid_retriever
+    from rag.store import Store
+
+    embedding = build_embedding(settings)
+    retriever = hybrid_retriever(settings, embedding, MockLLM())
+    reranker = build_rerank_stage(settings, Store(settings), embedding)
+
+    def rank(question: str):
+        query = QueryBundle(question)
+        retrieved = retriever.retrieve(query)
+        return retrieved, reranker.postprocess_nodes(retrieved, query_bundle=query)
+
+    return rank
+
+
 def cli(monkeypatch, settings: Settings, *args: str):
     """`ragqa ARGS` in this process (the models stay loaded), on `settings`' store and models."""
     return cli_input(monkeypatch, settings, None, *args)

@@ -9,15 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import fresh_settings
-from llama_index.core.llms import MockLLM
-from llama_index.core.schema import QueryBundle
+from conftest import fresh_settings, ranking
 
 from ingestion.pipeline import ingest
 from rag.cells import CellLookup
-from rag.models import build_embedding
-from rag.postprocessors import build_rerank_stage
-from rag.retrieval import hybrid_retriever
 from rag.store import Store
 
 FORKLIFT = ["Tyres and wheels", "Forks and carriage", "Mast and chains", "Hydraulic system", "Brakes",
@@ -81,14 +76,10 @@ def ask(base_settings, tmp_path_factory):
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("checklists"))
     report = ingest([folder], settings, progress=False)
     assert report.indexed == 3 and not report.failed
-    embedding = build_embedding(settings)
-    retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
-    reranker = build_rerank_stage(settings, Store(settings), embedding)
+    rank = ranking(settings)
 
     def answer(question: str):
-        query = QueryBundle(question)
-        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
-        return CellLookup.from_settings(settings, Store(settings)).answer(question, found)
+        return CellLookup.from_settings(settings, Store(settings)).answer(question, rank(question)[1])
 
     return answer
 

@@ -9,17 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fresh_settings
-from llama_index.core.llms import MockLLM
-from llama_index.core.schema import QueryBundle
+from conftest import fresh_settings, ranking
 
 from ingestion.pipeline import ingest
 from ingestion.plain import read_json
 from rag.cells import CellLookup
 from rag.claims import claims_backed
-from rag.models import build_embedding
-from rag.postprocessors import build_rerank_stage
-from rag.retrieval import hybrid_retriever
 from rag.store import Store
 
 
@@ -50,13 +45,10 @@ def records(base_settings, tmp_path_factory):
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("records"))
     report = ingest([folder], settings, progress=False)
     assert report.indexed == 2 and not report.failed
-    embedding = build_embedding(settings)
-    retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
-    reranker = build_rerank_stage(settings, Store(settings), embedding)
+    rank = ranking(settings)
 
     def ask(question: str):
-        query = QueryBundle(question)
-        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
+        found = rank(question)[1]
         return CellLookup.from_settings(settings, Store(settings)).answer(question, found), found
 
     return folder, ask

@@ -11,15 +11,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import fresh_settings
-from llama_index.core.llms import MockLLM
-from llama_index.core.schema import QueryBundle
+from conftest import fresh_settings, ranking
 
 from ingestion.pipeline import ingest
 from rag.cells import CellLookup
-from rag.models import build_embedding
-from rag.postprocessors import build_rerank_stage
-from rag.retrieval import hybrid_retriever
 from rag.store import Store
 
 SITES = ("site_code,site_name,site_manager,headcount\nDBY,Derby,Gareth Ollerenshaw,310\n"
@@ -60,16 +55,12 @@ def answer(base_settings, tmp_path_factory):
     (folder / "training_register.csv").write_text(TRAINING, encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("site-joins"))
     assert ingest([folder], settings, progress=False).indexed == 4
-    embedding = build_embedding(settings)
-    retriever = hybrid_retriever(settings, embedding, MockLLM())  # the LLM is never called
-    reranker = build_rerank_stage(settings, Store(settings), embedding)
+    rank = ranking(settings)
 
     def ask(question: str, below: str = ""):
         """`below`: a document whose chunks were retrieved but ranked out of the candidates."""
-        query = QueryBundle(question)
-        retrieved = retriever.retrieve(query)
-        found = [n for n in reranker.postprocess_nodes(retrieved, query_bundle=query)
-                 if n.node.metadata.get("doc") != below]
+        retrieved, found = rank(question)
+        found = [n for n in found if n.node.metadata.get("doc") != below]
         return CellLookup.from_settings(settings, Store(settings)).answer(question, found, beyond=retrieved)
 
     return ask
