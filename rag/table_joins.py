@@ -10,6 +10,7 @@ one per certificate: the IPC-A-610 one."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -79,7 +80,7 @@ def through(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | Non
             # by its own label too: another register's rows may be labelled by it
             cell = next(f for f in first.facts if f.row == rows[0])
             vias.append(replace(cell, column=first.label, value=rows[0]))
-        for via in vias:
+        for via in (v for v in vias if not _other_of_form(v.value, ask.asked)):
             for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)):
                 for row in _entries(second, via, ask):
                     if column := _asked_column(ask, second, row):
@@ -134,3 +135,14 @@ def _asked_column(ask: TableQuestion, table: FactTable, row: dict[str, Fact]) ->
     most = max(hits.values(), default=0)
     columns = ask.best(list(hits), table.column_names) or [c for c, n in hits.items() if n == most]
     return columns[0] if most and len(columns) == 1 else None
+
+
+def _other_of_form(code: str, asked: Sequence[str]) -> bool:
+    """Whether the question gives another code of the same form ("EQ-2047" where the row's
+    asset is EQ-2022): the row reached would be another thing than the one asked.
+
+    >>> _other_of_form("EQ-2022", ("aoi", "eq-2047", "calibrated")), _other_of_form("T-0301", ("wo-24-0192",))
+    (True, False)
+    """
+    form = re.sub(r"\d", "0", code.strip().lower())
+    return any(is_code(w) and w != code.strip().lower() and re.sub(r"\d", "0", w) == form for w in asked)
