@@ -24,6 +24,7 @@ from rag.premise_words import DEADLINE, ENDING, STARTING
 from rag.cell_guards import (WHERE, contradicted, count_stated, counted_here, given_otherwise, named_ahead,
                              named_otherwise, rules_out, table_of, through_another, unheld_name)
 from rag.fact_tables import FactTable, key_path_names, label_text
+from rag.hop_question import asked as asked_for
 from rag.initialisms import SHORT, definitions, spelled_out
 from rag.list_count import counted_list
 from rag.facts import Fact
@@ -243,7 +244,8 @@ class CellLookup:
         the candidates' and the retrieved documents as stored: one register names the row ("the
         plant Priya Ramanathan runs", "work order WO-24-0192"), the other holds the figure, and
         the question's year or code is the second's alone."""
-        return None if _COUNT.search(question) else joined(ask, tables) or through(ask, tables)
+        return None if _COUNT.search(question) else joined(ask, tables) or through(
+            ask, tables, asked_for(question).words)
 
     def _listed(self, question: str, ask: TableQuestion,
                 candidates: Sequence[NodeWithScore]) -> CellAnswer | None:

@@ -62,7 +62,7 @@ def joined(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | None
     return CellAnswer("blank" if fact.blank else "cell", said, (fact, bridge))
 
 
-def through(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | None:
+def through(ask: TableQuestion, tables: Sequence[FactTable], wanted: Sequence[str] = ()) -> CellAnswer | None:
     """A cell of another register reached from the row the question names by the id one of
     its cells holds: "the Daejeon chiller contract's manager, and their job title" is the staff
     roster's job_title on the row S1017, the contract's contract_manager_id. The other
@@ -83,7 +83,15 @@ def through(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | Non
         for via in (v for v in vias if not _other_of_form(v.value, ask.asked)):
             for second in (t for t in tables if (t.doc, t.key) != (first.doc, first.key)):
                 for row in _entries(second, via, ask):
-                    if column := _asked_column(ask, second, row):
+                    # by the row's own label, only a column the question names whole, and by the
+                    # words it asks for (`wanted`, rag/hop_question.py): the label labels many a
+                    # table's rows (an engagement's id in the audit report, whose lead is no grade)
+                    label = via.value == via.row
+                    column = _asked_column(ask, second, row, whole=label)
+                    if column and label and wanted and not any(
+                            named(name, wanted)[2] for name in second.column_names.get(column, (column,))):
+                        continue
+                    if column:
                         picked.append((len(named(via.column, ask.asked)[2]), first, via, second, row[column]))
     most = max((p[0] for p in picked), default=0)
     picked = [p for p in picked if p[0] == most]
@@ -128,12 +136,14 @@ def _entries(table: FactTable, via: Fact, ask: TableQuestion) -> list[dict[str, 
     return named_rows if len(rows) > 1 and named_rows else rows
 
 
-def _asked_column(ask: TableQuestion, table: FactTable, row: dict[str, Fact]) -> str | None:
-    """The one column of the row the question names (the column it names whole, else the one it
-    names most words of)."""
+def _asked_column(ask: TableQuestion, table: FactTable, row: dict[str, Fact],
+                  whole: bool = False) -> str | None:
+    """The one column of the row the question names (the column it names whole, else, unless
+    `whole`, the one it names most words of)."""
     hits = {c: len(named(c, ask.asked)[2]) for c in row if c}
     most = max(hits.values(), default=0)
-    columns = ask.best(list(hits), table.column_names) or [c for c, n in hits.items() if n == most]
+    columns = ask.best(list(hits), table.column_names) or (
+        [] if whole else [c for c, n in hits.items() if n == most])
     return columns[0] if most and len(columns) == 1 else None
 
 

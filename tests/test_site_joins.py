@@ -84,3 +84,28 @@ def test_a_nested_id_reaches_the_rows_holding_it_and_the_one_the_question_names(
     assert (via.doc, via.row, via.column, via.value) == ("work_orders_2024_q3.json", "WO-24-0192",
                                                          "technician.employee_id", "T-0301")
     assert (fact.doc, fact.column, fact.value) == ("training_register.csv", "expiry", "2025-09-12")
+
+
+def test_a_rows_own_label_leads_only_to_a_column_of_the_words_asked():
+    """"What grade does the lead of the engagement rated 'Needs improvement' hold": the audit's row
+    ENG-2024-022 labels the engagement register's row too, whose lead column the question names,
+    but the grade is asked: no cell there (the hop reaches the lead's grade)."""
+    from rag.fact_tables import FactTable
+    from rag.facts import Fact
+    from rag.labels import STOP, words
+    from rag.table_joins import through
+    from rag.table_question import TableQuestion
+
+    def table(doc: str, key: str, cells: list[tuple[str, str, str]]) -> FactTable:
+        facts = [Fact(doc, f"{doc}-0", key, row, column, value, None, "", None, None, "")
+                 for row, column, value in cells]
+        return FactTable.of(doc, key, facts, [], True)
+
+    audit = table("audit.md", "#/tables/0|Engagement | Rating", [
+        ("ENG-2024-022", "Rating", "Needs improvement"), ("ENG-2024-031", "Rating", "Satisfactory")])
+    register = table("register.csv", "#/tables/0|engagement_id | lead", [
+        ("ENG-2024-022", "lead", "Lena Krüger"), ("ENG-2024-031", "lead", "Min-jun Park")])
+    question = "What grade does the lead of the engagement rated 'Needs improvement' hold?"
+    ask = TableQuestion(tuple(w for w in words(question) if w not in STOP), 0.75, False)
+    assert through(ask, [audit, register], ("grade",)) is None
+    assert through(ask, [audit, register]).facts[0].value == "Lena Krüger"  # the words asked unknown
