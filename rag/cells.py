@@ -225,8 +225,7 @@ class CellLookup:
                     else f"The documents give the {row}, not one for {other}.")
             return CellAnswer("premise", text, found.facts)
         if found is None and _COUNT.search(question):
-            counted = _COUNTED.search(question)
-            noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
+            noun = _counted_noun(question)
             # "How many hours does the course take" asks a measure, not how many rows.
             rows = None if noun and named_units(noun) else count(ask, lead, noun, top)
             if rows and noun and not counted_here(noun, rows.facts[0], tables, asked):
@@ -250,8 +249,7 @@ class CellLookup:
     def _listed(self, question: str, ask: TableQuestion,
                 candidates: Sequence[NodeWithScore]) -> CellAnswer | None:
         """"How many steps are in the pre-run checklist": the list under the heading it names."""
-        counted = _COUNTED.search(question) if _COUNT.search(question) else None
-        noun = next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
+        noun = _counted_noun(question)
         if noun is None or named_units(noun):  # "how many hours": a measure, no list's items
             return None
         return counted_list(ask.asked, noun, candidates, self.min_share, ask.korean)
@@ -327,6 +325,12 @@ class CellLookup:
                         column_names={c: names for c in {f.column for f in facts}
                                       if len(names := column_names(c, doc)) > 1})
                 for (doc, key), facts in grouped.items()]
+
+
+def _counted_noun(question: str) -> str | None:
+    """The noun a count question counts ("how many steps": steps), lower-cased; None for none."""
+    counted = _COUNTED.search(question) if _COUNT.search(question) else None
+    return next((g.lower() for g in (counted.groups() if counted else ()) if g), None)
 
 
 def _restates(table: FactTable, row: str, needed: Sequence[str], named: set[str],
