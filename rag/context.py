@@ -263,7 +263,7 @@ class ContextBuilder:
                 fixes[doc] = found
         for unit in candidates:
             for fix in fixes.get(docs[unit.chunk], ()):
-                unit.text = fix.applied(unit.text, unit.lead)
+                unit.text = fix.applied(unit.text, unit.lead, row_pairs(unit.text))
 
     def _notes(self, nodes: Sequence[NodeWithScore], shown: Iterable[int]) -> list[str]:
         """The currency note of each of the `shown` chunks (indices into `nodes`, in citation order)."""

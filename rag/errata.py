@@ -9,8 +9,9 @@ in force, replaces that figure in the corrected document's units that name the s
 >>> [fix] = errata(item)
 >>> fix.applied("The defect rate increased to 412 ppm, driven by bridging.", ("3.3 Lancaster",))
 'The defect rate increased to 214 (corrected) ppm, driven by bridging.'
->>> fix.applied("Site: LNC; FPY 2023: 96.5%; Defects ppm 2023: 412; Returns 2023: 12", ())
-'Site: LNC; FPY 2023: 96.5%; Defects ppm 2023: 214 (corrected); Returns 2023: 12'
+>>> pairs = [("Site", "LNC"), ("Downtime h", "412"), ("Defects ppm 2023", "412"), ("Returns 2023", "12")]
+>>> fix.applied("; ".join(f"{c}: {v}" for c, v in pairs), (), pairs)
+'Site: LNC; Downtime h: 412; Defects ppm 2023: 214 (corrected); Returns 2023: 12'
 >>> fix.applied("The defect rate increased to 412 ppm.", ("3.1 Derby",))  # another site's 412
 'The defect rate increased to 412 ppm.'
 """
@@ -28,7 +29,6 @@ from rag.units import amounts, figures, value
 
 # The names an item is about: a capitalised word or a code ("Lancaster", "LNC", "TP-3").
 _NAME = re.compile(r"\b(?:[A-Z][A-Za-z]+|[A-Z0-9]+(?:-[A-Z0-9]+)+)\b")
-_PAIR = re.compile(r"^\s*([^:;]{1,60}):\s*(.+?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -42,23 +42,20 @@ class Correction:
     unit: str
     new: str
 
-    def applied(self, text: str, lead: Sequence[str]) -> str:
+    def applied(self, text: str, lead: Sequence[str], pairs: Sequence[tuple[str, str]] | None = None) -> str:
         """The unit's text with the printed figure replaced, where the unit (or the heading over
-        it) names what the item is about; in a row's `column: value` pairs, only in the column
-        the item's label names."""
+        it) names what the item is about; in a row's `column: value` `pairs` (as
+        rag/context.py's `row_pairs` reads the unit), only in the column the item's label names."""
         said = {w.lower() for w in re.findall(r"[\w-]+", " ".join([text, *lead]))}
         if not self.names & said:
             return text
-        pairs = text.split("; ")
-        if len(pairs) > 1 and all(_PAIR.match(p) for p in pairs):
-            return "; ".join(self._in_pair(p) for p in pairs)
+        if pairs:
+            return "; ".join(f"{column}: {self._replaced(value) if self._names(column) else value}"
+                             for column, value in pairs)
         return self._replaced(text)
 
-    def _in_pair(self, pair: str) -> str:
-        column = _PAIR.match(pair).group(1)
-        if not any(same(w, label) or same(label, w) for w in content(column) for label in self.label):
-            return pair
-        return self._replaced(pair)
+    def _names(self, column: str) -> bool:
+        return any(same(w, label) or same(label, w) for w in content(column) for label in self.label)
 
     def _replaced(self, text: str) -> str:
         out, end = [], 0
