@@ -22,6 +22,7 @@ from ingestion.figures import PictureReader, figure_block, picture_captions
 from ingestion.headers import front_matter
 from ingestion.inline import InlineJoiner
 from ingestion.office import OFFICE_FORMATS, check_package, docx_runs, formula_warnings, xlsx_sheets
+from ingestion.tables import continued_table
 from rag.settings import IngestSettings
 
 TEXT_FORMATS = {"md", "csv", "html"}  # decoded here, then handed to Docling as UTF-8
@@ -244,7 +245,12 @@ def docling_blocks(
         elif isinstance(item, TableItem):
             inside = level
             table = compact_table(item.export_to_markdown(document))
-            blocks.append(Block(table, "table", section=section, table_id=item.self_ref, **location))
+            last = blocks[-1] if blocks else None
+            if fmt == "xlsx" and last and last.kind == "table" and last.section == section \
+                    and (whole := continued_table(last.text, table)):
+                last.text = whole  # a sheet's totals below a blank row: rows of the table above
+            else:
+                blocks.append(Block(table, "table", section=section, table_id=item.self_ref, **location))
         elif isinstance(item, PictureItem):
             figure = figure_block(item, document, pictures, section, **location)
             blocks.extend([figure] if figure else [])

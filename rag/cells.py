@@ -32,6 +32,7 @@ from rag.names import names
 from rag.labels import STOP, content, is_code, is_place, same, words
 from rag.lexical import LexicalIndex
 from rag.table_joins import joined, keys, through
+from rag.table_bounds import Bound, bounded_count
 from rag.table_rows import compared, count, select
 from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
 from rag.text import YEAR, hangul_script, line_sentences
@@ -47,6 +48,10 @@ _MAX, _MIN = (re.compile("|".join(rf"\b{s}\b" if s.isascii() else s for s in spe
                                 "lowest,smallest,least,fewest,minimum,shortest,lightest,slowest,"
                                 "earliest,oldest,[a-z]+ed first,가장 싼,가장 저렴,"
                                 "최저,최소,가장 낮,가장 작,가장 적,가장 짧,가장 가벼,가장 오래"))
+_BOUND = re.compile(r"\bat (?:least|most)\b", re.IGNORECASE)
+# Superlatives whose direction the measure gives: the best compliance is the highest, the best
+# shrink the lowest
+_BEST, _WORST = re.compile(r"\bbest\b|가장 좋", re.I), re.compile(r"\bworst\b|가장 나쁜|가장 나빴", re.I)
 # Superlatives of time: they compare a date column ("the oldest in-service date", "the latest audit").
 # "installed first", "hired most recently": the order of a date column too.
 _TIME = re.compile(r"\b(?:latest|newest|most recent|earliest|oldest|[a-z]+ed (?:first|last|most recently))\b"
@@ -151,13 +156,18 @@ class CellLookup:
                   else replace(t, top=True) for t in tables]
         tables = [t for t in tables if t.top or t.doc in ranked_docs]
         top = [t for t in tables if t.top]
+        ranking = _BOUND.sub(" ", question)  # "at least one major finding" ranks nothing
+        if not top and any(p.search(ranking) for p in (_MAX, _MIN, _BEST, _WORST)):
+            # "which region had the biggest refund bill": the best-ranked document's table, ranked
+            # below its summary's prose
+            top = [t for t in tables if t.doc == candidates[0].node.metadata.get("doc")]
         if not top:
             return compared(ask, tables) if pair else (
                 self._listed(question, ask, candidates[:window]) or self._linked(question, ask, stored))
         # A question naming no row (which is highest, how many) reads the tables of the
         # best-ranked chunk that holds any; one naming a row and a column, any of the top chunks'.
         lead = next(filter(None, ([t for t in top if node.node.node_id in {f.chunk_id for f in t.facts}]
-                                  for node in candidates[:window])), [])
+                                  for node in candidates[:window])), top)
         # "in the test register": the one document the question names, before the best-ranked chunk's
         hits = {t.doc: ask.subject_hits(t, tables) for t in top}
         if (most := max(hits.values())) >= 2 and len([d for d, h in hits.items() if h == most]) == 1:
@@ -165,8 +175,9 @@ class CellLookup:
         # a table some row of which a newer document restates is computed over by no one
         top, lead = ([t for t in group if (t.doc, t.key) not in restated] for group in (top, lead))
         labels = [label.lower() for t in tables for label in (*t.rows, *t.columns)]
-        extreme = next(((kind, m.group().lower()) for kind, pattern in (("max", _MAX), ("min", _MIN))
-                        for m in pattern.finditer(question)  # not a label's: "최대 하중"
+        extreme = next(((kind, m.group().lower()) for kind, pattern in (("max", _MAX), ("min", _MIN),
+                                                                       ("best", _BEST), ("worst", _WORST))
+                        for m in pattern.finditer(ranking)  # not a label's: "최대 하중"
                         if all(m.group() not in label for label in labels)), None)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).split()[0].lower() not in STOP | _PROPORTION), None)
@@ -179,11 +190,19 @@ class CellLookup:
             measure = _MEASURES.get(extreme[1], frozenset())
             if time:  # "installed first" names the column "install_date"
                 ask = replace(ask, asked=(*ask.asked, "date", "날짜", "일자"))
-            return ask.extreme(extreme[0], top if time else lead, measure, time, (noun or "").split(" ")[0])
+            # of the best-ranked chunk's tables, else of the top chunks', else of the candidate
+            # documents' ("the best compliance": the report's table, ranked below the minutes)
+            groups = [top] if time else [lead, top, tables]
+            kind, noun_ = extreme[0], (noun or "").split(" ")[0]
+            return next(filter(None, (ask.extreme(kind, group, measure, time, noun_)
+                                      for i, group in enumerate(groups) if group not in groups[:i])), None)
         if pair and (both := compared(ask, top) or compared(ask, tables)):
             # "Leeds vs Bristol, who had the better on-time delivery": both cells, compared (in a
             # table below the window too: two rows and a column named are seldom a chance)
             return both
+        if _COUNT.search(question) and (bound := Bound.of(question)) and (bounded := next(filter(None, (
+                bounded_count(ask, bound, group) for group in (lead, top, tables))), None)):
+            return bounded  # "in how many quarters was SWD below 99%": its rows within the bound
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),
                          every=bool(who) and not noun)

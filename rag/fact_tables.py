@@ -99,15 +99,25 @@ class FactTable:
         return {*(self.subject_words if subject else ()), *words(names), *words(fact.column)}
 
 
-_ISO_MONTH = re.compile(r"\s*((?:19|20)\d\d)[-/.](0?[1-9]|1[0-2])\s*")
+_ISO_MONTH = re.compile(r"(?<![\w-])((?:19|20)\d\d)[-/.](0?[1-9]|1[0-2])(?![\w-])")
+_ISO_QUARTER = re.compile(r"(?<![\w-])((?:19|20)\d\d)[-/ ]?(Q[1-4])(?![\w-])", re.IGNORECASE)
 
 
 def _month_names(row: str) -> list[str]:
-    """A month row's names in words: "2024-07" is "July 2024" and "Jul 2024"."""
-    if not (match := _ISO_MONTH.fullmatch(row)):
-        return []
-    name = MONTHS[int(match.group(2)) - 1].capitalize()
-    return [f"{name} {match.group(1)}", f"{name[:3]} {match.group(1)}"]
+    """A row's names with its months and quarters in words: "2024-07" is "July 2024" and "Jul
+    2024"; "NDC 2024-Q3" is "NDC Q3 2024".
+
+    >>> _month_names("NDC 2024-Q3")
+    ['NDC Q3 2024']
+    >>> _month_names("2024-07")
+    ['July 2024', 'Jul 2024']
+    """
+    quarters = _ISO_QUARTER.sub(lambda m: f"{m.group(2).upper()} {m.group(1)}", row)
+    if _ISO_MONTH.search(quarters) is None:
+        return [quarters] if quarters != row else []
+    return [_ISO_MONTH.sub(lambda m: f"{spelled(m)} {m.group(1)}", quarters)
+            for spelled in (lambda m: MONTHS[int(m.group(2)) - 1].capitalize(),
+                            lambda m: MONTHS[int(m.group(2)) - 1].capitalize()[:3])]
 
 
 def key_path_names(column: str) -> tuple[str, ...]:

@@ -5,11 +5,13 @@ deleted in the same transaction as the document's lexical rows (rag/lexical.py),
 sync by hash and `ragqa remove` keep them level with nothing more.
 
 A row's label is its label column's cell: the first column when its cells are all filled and
-distinct (ids, years, measurement names), else the first column of words; the other cells are
-the row's facts, each under its column's header. A unit comes from the value ("31 mm"), else from
+distinct (ids, years, measurement names); in long-format data, the key cells that name it together
+("NDC 2024-Q3"); else the first column of words. The other cells are the row's facts, each under
+its column's header. A unit comes from the value ("31 mm"), else from
 the row label or the column header ("Chest deflection (mm)", "speed_kmh"). A one-column table of
 "key: value" cells, and JSON's `path: value` lines, read as row = key. A table split over chunks
-repeats its header, so its parts share one table key (its id, else its header).
+repeats its header, so its parts share one table key (its id, else its header) and one choice of
+label columns.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from llama_index.core.schema import BaseNode, MetadataMode
 from rag.text import markdown_tables
 from rag.units import CELSIUS_KEY, CURRENCIES, SCALES, amounts, figures, value
 
-FACTS_VERSION = 9  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
+FACTS_VERSION = 10  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
 
 FACTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -43,6 +45,9 @@ _KEY = re.compile(r"^[\w-]+$")
 _PLAIN_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 _CURRENCY = re.compile(r"^(?:[$€£¥₩]|EUR|USD|KRW|GBP|JPY)\s*|\s*(?:[$€£¥₩]|EUR|USD|KRW|GBP|JPY|원)$", re.I)
 _PARENTHESIS = re.compile(r"[(\[]([^)\]]{1,20})[)\]]")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_KEY_WORDS = 5  # a key cell's words at most: a name or a course, not a description
+_MAX_KEYS = 3  # key columns of one row's label at most ("site", "year", "loss type")
 _MONEY = {spelling.lower(): code for code, spellings in CURRENCIES.items() for spelling in spellings}
 
 
@@ -144,18 +149,47 @@ def number_of(text: str) -> float | None:
         return None
 
 
-def _label_column(rows: Sequence[Sequence[str]]) -> int:
-    """The column that names the rows: the first whose cells are all filled and distinct (an id,
-    a year: a triangle's cedent and line repeat), else the first whose cells are mostly words."""
+def _label_columns(rows: Sequence[Sequence[str]]) -> tuple[int, ...]:
+    """The columns that name the rows: the first whose cells are all filled and distinct (an id,
+    a year: a triangle's cedent and line repeat; past the first column, not a measure's figures);
+    else, in long-format data, the fewest short key columns that name every row together ("NDC" and
+    "2024-Q3", "E2203" and "Allergen Awareness": one label column would merge those rows' cells);
+    else the first column whose cells are mostly words.
+
+    >>> _label_columns([["NDC", "2024-Q1", "40915"], ["NDC", "2024-Q2", "41388"],
+    ...                 ["MDC", "2024-Q1", "38001"]])
+    (0, 1)
+    >>> _label_columns([["No. 1", "Check the oven"], ["No. 2", "Check the belt"]])
+    (0,)
+    """
     width = max(len(row) for row in rows)
-    columns = [[row[i] if i < len(row) else "" for row in rows] for i in range(width)]
+    columns = [[row[i].strip() if i < len(row) else "" for row in rows] for i in range(width)]
+    keys = [i for i, column in enumerate(columns) if all(_key_cell(c) for c in column)]
     for i, column in enumerate(columns):
-        if all(c.strip().lower() not in BLANKS for c in column) and len(set(column)) == len(column):
-            return i
+        if all(c.lower() not in BLANKS for c in column) and len(set(column)) == len(column) \
+                and (i == 0 or i in keys):
+            return (i,)
+    chosen = keys[:1]
+    while chosen and len(chosen) < _MAX_KEYS:
+        def named(extra: list[int]) -> int:
+            return len({tuple(columns[i][r] for i in extra) for r in range(len(rows))})
+        best = max((i for i in keys if i not in chosen), key=lambda i: named(sorted([*chosen, i])),
+                   default=None)
+        if best is None or named(sorted([*chosen, best])) == named(chosen):
+            break
+        chosen = sorted([*chosen, best])
+        if named(chosen) == len(rows):
+            return tuple(chosen)
     for i, column in enumerate(columns):
-        if sum(number_of(c) is None and c.strip().lower() not in BLANKS for c in column) * 2 > len(column):
-            return i
-    return 0
+        if sum(number_of(c) is None and c.lower() not in BLANKS for c in column) * 2 > len(column):
+            return (i,)
+    return (0,)
+
+
+def _key_cell(cell: str) -> bool:
+    """A cell that may name its row: filled, short, and a code, word or year, not a measure."""
+    return cell.lower() not in BLANKS and len(cell.split()) <= _KEY_WORDS \
+        and (number_of(cell) is None or bool(_YEAR.fullmatch(cell)))
 
 
 def _place(node: BaseNode) -> tuple[int | None, int | None, str]:
@@ -172,22 +206,25 @@ def _fact(node: BaseNode, table: str, row: str, column: str, cell: str, *labels:
                 cell, number, unit, page, slide, section)
 
 
-def _table_facts(node: BaseNode, header: list[str], rows: list[list[str]]) -> list[Fact]:
-    rows = [row for row in rows if any(cell.strip() for cell in row)]
-    if not rows:
-        return []
-    table = str(node.metadata.get("table_id") or "") + "|" + " | ".join(header)
+def _table_facts(node: BaseNode, header: list[str], rows: list[list[str]],
+                 labels: tuple[int, ...] | None = None) -> list[Fact]:
+    """One chunk's part of a table; `labels`: its label columns, as chosen over all its parts."""
+    table = _table_key(node, header)
     if len(header) == 1:  # a one-column table of "key: value" cells
         pairs = [m.groups() for row in rows if (m := _KEY_VALUE.match(row[0]))]
         return [_fact(node, table, key, header[0], cell, key) for key, cell in pairs]
-    label = _label_column(rows)
+    labels = labels or _label_columns(rows)
     found = []
     for row in rows:
-        name = row[label] if label < len(row) else ""
+        name = " ".join(row[i] for i in labels if i < len(row))
         for i, column in enumerate(header):
-            if i != label:
+            if i != labels[0]:  # a long table's other keys stay cells: "loss_type: unknown" is a condition
                 found.append(_fact(node, table, name, column, row[i] if i < len(row) else "", name, column))
     return found
+
+
+def _table_key(node: BaseNode, header: Sequence[str]) -> str:
+    return str(node.metadata.get("table_id") or "") + "|" + " | ".join(header)
 
 
 def _key_path_facts(node: BaseNode, text: str) -> list[Fact]:
@@ -204,14 +241,28 @@ def _key_path_facts(node: BaseNode, text: str) -> list[Fact]:
     return found
 
 
-def facts_of(node: BaseNode) -> list[Fact]:
-    """The facts of one chunk: every cell of its Markdown tables and its JSON key-path lines."""
-    text = node.get_content(metadata_mode=MetadataMode.NONE)
-    if "|" not in text and ":" not in text:
-        return []
-    found = _key_path_facts(node, text)
-    for header, rows in markdown_tables(text):
-        found += _table_facts(node, list(header), [list(row) for row in rows])
+def facts_of(*nodes: BaseNode) -> list[Fact]:
+    """The facts of one document's chunks: every cell of their Markdown tables and their JSON
+    key-path lines. A table split over chunks is labelled as one: "E2203" in two chunks is two
+    rows where the whole table gives its id twice (two courses of one person)."""
+    tables = []
+    found = []
+    for node in nodes:
+        text = node.get_content(metadata_mode=MetadataMode.NONE)
+        if "|" not in text and ":" not in text:
+            continue
+        found += _key_path_facts(node, text)
+        for header, rows in markdown_tables(text):
+            rows = [list(row) for row in rows if any(cell.strip() for cell in row)]
+            if rows:
+                tables.append((node, list(header), rows))
+    whole: dict[tuple[str, str], list[list[str]]] = {}
+    for node, header, rows in tables:
+        whole.setdefault((str(node.metadata.get("doc", "")), _table_key(node, header)), []).extend(rows)
+    labels = {key: _label_columns(rows) for key, rows in whole.items()}
+    for node, header, rows in tables:
+        found += _table_facts(node, header, rows,
+                              labels[(str(node.metadata.get("doc", "")), _table_key(node, header))])
     return found
 
 
@@ -222,7 +273,7 @@ _COLUMNS = "doc, chunk_id, tab, row_label, col, value, number, unit, page, slide
 
 def write_facts(db: sqlite3.Connection, nodes: Iterable[BaseNode]) -> int:
     """Insert the facts of these chunks (the caller deleted the document's old ones); how many."""
-    rows = [astuple(fact) for node in nodes for fact in facts_of(node)]
+    rows = [astuple(fact) for fact in facts_of(*nodes)]
     db.executemany(f"INSERT INTO facts ({_COLUMNS}) VALUES ({', '.join('?' * 11)})", rows)
     return len(rows)
 
@@ -249,4 +300,4 @@ def rebuild_facts(db: sqlite3.Connection, nodes_of) -> None:
     (`nodes_of(meta, text)` makes a node of a stored row), when FACTS_VERSION changed."""
     delete_facts(db)
     rows = db.execute("SELECT meta, text FROM chunks ORDER BY id").fetchall()
-    write_facts(db, (nodes_of(json.loads(meta), text) for meta, text in rows))
+    write_facts(db, [nodes_of(json.loads(meta), text) for meta, text in rows])

@@ -18,7 +18,7 @@ from rag.text import folded, hangul_script
 _WORD = re.compile(r"\d+(?:[.,]\d+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[\uac00-\ud7a3]+")
 _AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
 # "calibrated" and "calibration" meet, and so do "attendance" and "attendees", "settled" and "settlement"
-_SUFFIX = re.compile(r"(?:ations?|ions?|[ae]nces?|ments?|ees?|ing|ed|es|s)$")
+_SUFFIX = re.compile(r"(?:ations?|ions?|[ae]nces?|ments?|ees?|ors?|ing|ed|es|s)$")  # "auditor": audited
 _INFLECTION = frozenset({"ed", "d", "s", "es", "ing"})
 _DIGIT = re.compile(r"\d")
 _CAPITALS = re.compile(r"\b[A-Z]{3,5}\b")

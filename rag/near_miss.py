@@ -42,6 +42,19 @@ _VERB_BEFORE = re.compile(r"\b(?:to|can|could|must|will|would|shall|should|may|m
                           r"i|we|you|they)\s+$", re.IGNORECASE)
 
 
+def _shortens(short: str, word: str) -> bool:
+    """Whether a short word (up to four letters) is an abbreviation of a longer one: its first
+    letter, then the rest in order ("ops": operations, "mgmt": management, "dept": department).
+
+    >>> _shortens("ops", "operations"), _shortens("mgmt", "management"), _shortens("oil", "operations")
+    (True, True, False)
+    """
+    if len(short) > 4 or len(word) < len(short) + 3 or word[0] != short[0]:
+        return False
+    rest = iter(word[1:])
+    return all(letter in rest for letter in short[1:])
+
+
 def other_kind(question: str, texts: Sequence[str]) -> str:
     """"rental car" when the evidence speaks of a car only as another kind ("your own car") and
     nowhere of rentals: the question asks about a kind of thing the documents do not cover (a
@@ -56,8 +69,9 @@ def other_kind(question: str, texts: Sequence[str]) -> str:
         if {qualifier, noun} & (STOP | _FUNCTION) or qualifier in _UNQUALIFIED or _NO_KIND.search(qualifier) \
                 or word_stem(qualifier) in stems:  # "our pump" names no kind of pump
             continue
-        if len(qualifier) >= 3 and any(w.startswith(qualifier.lower()) for w in words):
-            continue  # a word's short form: "inter-lab comparison" where the report has laboratory
+        if len(qualifier) >= 3 and any(w.startswith(qualifier) or _shortens(qualifier, w) for w in words):
+            continue  # a word's short form: "inter-lab comparison" where the report has laboratory,
+            # "the ops committee" where the minutes have the operations committee
         if _VERB_BEFORE.search(question, 0, match.start()):  # "have to redo fatigue training": a verb
             continue
         # the word before each of the noun's mentions in its phrase; none (a table's "Extension"

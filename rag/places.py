@@ -349,7 +349,13 @@ def owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, lis
             blocked = {i for i, at in after.items() if e <= at and len(found) > len(after)}
             gaps = [len(sentence) if i in blocked else max(s - end, start - e, 0)
                     for i, (_, _, start, end, _) in enumerate(found)]
-            found[gaps.index(min(gaps))][4].append((word, min(gaps)))
+            nearest = gaps.index(min(gaps))
+            later = [i for i, (_, _, start, _, _) in enumerate(found) if start >= e and i not in blocked]
+            if found[nearest][3] <= s and _CLAUSE_END.match(sentence, found[nearest][3]) and later:
+                # a figure that ends its clause takes no word of the next: in "1,140, at a
+                # replacement cost of £185" the cost is the 185's, however near the 1,140
+                nearest = later[0]
+            found[nearest][4].append((word, gaps[nearest]))
     # A year qualifies the sentence's other figures: in "the average score in 2024 was 78.4" the
     # year is nearer every word, and the score keeps them too.
     years = [i for i, (a, d, _, _, _) in enumerate(found)
@@ -363,6 +369,7 @@ def owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, lis
 
 
 
+_CLAUSE_END = re.compile(r"[,;]\s")
 _YEAR_PREPOSITION = re.compile(r"\b(?:in|for|during|over|of)\s+$", re.IGNORECASE)
 
 

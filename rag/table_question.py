@@ -26,6 +26,14 @@ _GENERIC = frozenset("value values result results measured actual amount 값 결
 # Columns that hold no compared thing's figure but a yardstick or a sum: "Target", "Limit", "Total"
 _REFERENCE = frozenset("target targets limit limits threshold budget plan goal benchmark standard spec total "
                        "average avg mean median sum 목표 기준 한도 합계 평균 계".split())
+# A row that sums or averages the others ("Total", "All sites", "합계"): no row of its own to rank
+_TOTAL_ROW = re.compile(r"^\s*(?:(?:grand|sub-?)\s*total|total|all|overall|average|합계|총계|전체|평균|계)\b",
+                        re.IGNORECASE)
+# Measures of which less is better: "the best" of them is the lowest ("the best shrink")
+_LOWER_BETTER = frozenset("""loss losses lost waste wasted shrink excursion excursions defect defects
+    defective incident incidents complaint complaints refund refunds return returns cost costs spend
+    downtime error errors delay delays late accident accidents injury injuries ppm breach breaches
+    손실 폐기 불량 결함 사고 비용 지연 민원""".split())
 # A yes/no column's spellings: a count of the rows it marks ("are mandatory") reads the yes side.
 _YES = frozenset({"yes", "y", "true", "x", "✓", "✔", "예", "o"})
 _NO = frozenset({"no", "n", "false", "-", "아니오", "아니요"})
@@ -90,6 +98,13 @@ _CURRENCY_COLUMN = frozenset("currency 통화".split())
 _UNIT_COLUMN = frozenset("unit units uom 단위".split())
 _MONEY_COLUMN = frozenset("rate rates price prices cost costs fee fees charge charges amount tariff "
                           "요금 가격 단가 금액 비용".split())
+
+# A rate or share asked ("the loss rate") is the one column in per cent
+_RATE = frozenset("rate rates percentage percent share 비율 비중".split())
+_PERCENT = frozenset("pct percent percentage 비율".split())
+_LIST_INDEX = re.compile(r"\[\d+\]")  # a JSON list item's index in a key path
+# A question's words that ask for money: of the columns its words name, the one in a currency
+_MONEY_ASKED = frozenset("bill bills spend spent spending cost costs paid pay value worth 비용 금액".split())
 
 
 def currency_field(fact: Fact) -> str:
@@ -169,6 +184,10 @@ class TableQuestion:
             chosen = replace(self, asked=own).best(chosen, table.column_names) or chosen
         if chosen:
             return chosen
+        if set(self.asked) & _RATE:  # "the known loss rate": pct_of_sales, not value_gbp
+            shares = [c for c in columns if "%" in c or set(words(c)) & _PERCENT]
+            if len(shares) == 1:
+                return shares
         valued = [c for c in columns
                   if any(f.row == row and f.column == c and not f.blank for f in table.facts)]
         if current := in_force(valued):  # "Previous date | Revised date": the date now in force
@@ -191,6 +210,11 @@ class TableQuestion:
             return any(same(w, q) for w in (t.name_words if name else t.subject_words))
         return sum(holds(table, q, name) and not all(holds(t, q, name) for t in tables)
                    for q in self.asked for name in (False, True))
+
+    def _cell_hits(self, table: FactTable, fact: Fact) -> int:
+        """How many of the question's words the fact's row names and column hold, its subject not."""
+        return sum(any(same(w, q) for w in table.context(fact, subject=False))
+                   and not any(same(w, q) for w in table.subject_words) for q in set(self.asked))
 
     def keyed(self, table: FactTable) -> list[str]:
         """A JSON record's row (its key path's parent) for the one key the question names whole: a
@@ -217,14 +241,20 @@ class TableQuestion:
             rows = self.best(table.rows, table.aliases)
             if len(rows) != 1 and table.fields:
                 rows = self.keyed(table)
-            valued = not rows and bool(rows := self.valued(table))
+            one = self.valued(table) if len(rows) != 1 else []
+            # a row named by its values ("chemicals at KBW"), or of rows named alike by the values
+            # named ("Liam Porter's Allergen Awareness course": one of his two)
+            valued = bool(one) and (not rows or one[0] in rows)
+            rows = one if valued else rows
             columns = self.columns(table, rows[0]) if len(rows) == 1 else []
-            if valued:  # a row named by its values ("chemicals at KBW"), not by its label (CC-202):
-                # the column must be named too, not the row's one other value
+            if valued:  # not by its label (CC-202): the column must be named too, not the row's one
+                # other value
                 columns = [c for c in columns if c in self.best(table.columns, table.column_names)]
             if len(columns) == 1:
-                picked += [(self.subject_hits(table, tables), table, f) for f in table.facts
-                           if f.row == rows[0] and f.column == columns[0]]
+                # the subject's words and the cell's own: "litres of diesel at SWD in November 2024"
+                # is the fuel sheet's row and column, not the OTIF dashboard's (of 2024 by its name)
+                picked += [(self.subject_hits(table, tables) + self._cell_hits(table, f), table, f)
+                           for f in table.facts if f.row == rows[0] and f.column == columns[0]]
         most = max((hits for hits, _, _ in picked), default=0)
         picked = [(hits, table, f) for hits, table, f in picked if hits == most]
         if any(f.column for _, _, f in picked):  # a row and a column named beat a lone field ("programme")
@@ -272,7 +302,7 @@ class TableQuestion:
         return CellAnswer("conflict", " ".join(self._said(table, fact) for table, fact in per_doc),
                           tuple(fact for _, fact in per_doc))
 
-    def extreme(self, kind: Literal["max", "min"], tables: Sequence[FactTable],
+    def extreme(self, kind: Literal["max", "min", "best", "worst"], tables: Sequence[FactTable],
                 measure: frozenset[str] = frozenset(), time: bool = False,
                 noun: str = "") -> CellAnswer | None:
         """The row of the highest (lowest) figure in the column the question names (or else the
@@ -282,7 +312,9 @@ class TableQuestion:
         (earliest) date where the superlative is one of `time` (or else the table's one date
         column); None when the question names a row itself (it asks about that row, not for one).
         A `noun` ("which client") naming a column whose values repeat over the rows asks for the
-        value with the highest (lowest) total: a receipts log's containers summed per client."""
+        value with the highest (lowest) total: a receipts log's containers summed per client. The
+        best (worst) is the highest (lowest), or the lowest (highest) of a measure of which less is
+        better (a loss, a defect rate). A total row is no row of its own."""
         found = []
         measure = measure | {unit for w in self.asked for unit in _units(w)}  # "the most kilometres": km
 
@@ -297,6 +329,10 @@ class TableQuestion:
             if not columns:  # "hit the most customers": of the figures' columns, the one a word names
                 partly = [c for c in table.columns if c in ordered and named(c, self.asked)[2]]
                 columns = partly if len(partly) == 1 else []
+            money = [c for c in table.columns if c in ordered and named(c, self.asked)[2] and any(
+                f.column == c and f.unit in CURRENCIES for f in table.facts)]
+            if len(money) == 1 and set(self.asked) & _MONEY_ASKED:
+                columns = money  # "the biggest refund bill": "Refund value", not "Refunds (number)"
             named_column = bool(columns)
             if not columns and time and len(ordered) == 1:
                 columns = sorted(ordered)  # "which asset is the oldest": the table's one date
@@ -309,7 +345,7 @@ class TableQuestion:
             chosen = {f.row for _, named_values, cells in self.value_matches([table])
                       if all(column != columns[0] for column, _ in named_values) for f in cells}
             cells = [f for f in table.facts if f.column == columns[0] and order(f) is not None
-                     and (not chosen or f.row in chosen)]
+                     and (not chosen or f.row in chosen) and not _TOTAL_ROW.match(label_text(f.row))]
             if len({f.row for f in cells}) >= 2:
                 found.append((named_column, table, cells))
         # a table whose column the question names before one whose only date it is; two: no answer
@@ -318,6 +354,9 @@ class TableQuestion:
         if len(found) != 1:
             return None
         table, cells = found[0]
+        if kind in ("best", "worst"):
+            lower = bool({w for w in words(cells[0].column)} & _LOWER_BETTER)
+            kind = "min" if (kind == "best") == lower else "max"
         if noun and not time and (total := self._total(kind, table, cells, noun)) is not None:
             return total
         best = (max if kind == "max" else min)(order(f) for f in cells)
@@ -396,26 +435,32 @@ class TableQuestion:
             common = _common_words(table)
             for fact in table.facts:  # words, in a column (a JSON key of its own has none)
                 worded = fact.column and fact.number is None and not fact.blank
+                # a JSON list's items are one column: "non_conformities[1].severity" is major too
+                column = _LIST_INDEX.sub("[]", fact.column)
                 if fact.column in flags:  # "how many courses are mandatory": Mandatory is "Yes"
                     if fact.value.strip().lower() in _YES:
-                        by_column.setdefault(fact.column, []).append((fact, fact.value.strip()))
+                        by_column.setdefault(column, []).append((fact, fact.value.strip()))
                 elif worded and (item := self._named_item(fact.value, common.get(fact.column, set()))):
-                    by_column.setdefault(fact.column, []).append((fact, item))
+                    by_column.setdefault(column, []).append((fact, item))
             for column, hits in by_column.items():  # the value named most fully: "final water pump 1",
                 # not "raw water pump 1"; of those, the longest: "hydraulic testing", not "hydraulics"
                 full = max(named(item, self.asked)[0] for _, item in hits)
                 hits = [(f, item) for f, item in hits if named(item, self.asked)[0] == full]
                 most = max(len(content(item)) for _, item in hits)
                 by_column[column] = [(f, item) for f, item in hits if len(content(item)) == most]
-            columns = [c for c in self.best(table.columns) if c in by_column]
+            listed = list(dict.fromkeys(_LIST_INDEX.sub("[]", c) for c in table.columns))
+            columns = [c for c in self.best(listed) if c in by_column]
             # a code the question gives is a condition wherever it stands: "the Ashby Lane (ALW)
-            # people on the on-call rota" is site ALW as well as on call
-            coded = [c for c in by_column if c not in columns and all(_coded(i) for _, i in by_column[c])]
+            # people on the on-call rota" is site ALW as well as on call; so is a name of two words
+            # or more given whole ("Liam Porter's Allergen Awareness course": name and course)
+            coded = [c for c in by_column if c not in columns and all(
+                _coded(i) or (i[:1].isupper() and len(content(i)) >= 2 and named(i, self.asked)[0] == 1)
+                for _, i in by_column[c])]
             columns = [*columns, *coded] if columns else list(by_column)
             if not columns or any(len({item.lower() for _, item in by_column[c]}) != 1 for c in columns):
                 continue  # two values named in one column: "Brno or Linz" is no one condition
             rows = set.intersection(*({f.row for f, _ in by_column[c]} for c in columns))
-            cells = [f for f, _ in by_column[columns[0]] if f.row in rows]
+            cells = list({f.row: f for f, _ in by_column[columns[0]][::-1] if f.row in rows}.values())[::-1]
             if cells:
                 found.append((table, [(c, by_column[c][0][1]) for c in columns], cells))
         return found

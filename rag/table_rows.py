@@ -106,11 +106,14 @@ def compared(ask: TableQuestion, tables: Sequence[FactTable]) -> CellAnswer | No
         most = [c for c in figures if hits[c] == most_hits > 0]
         columns = ask.best(figures, table.column_names) or (most if len(most) == 1 else [])
         if len(rows) == 2 and len(columns) == 1:
-            found.append((table, [next(f for f in table.facts if f.row == r and f.column == columns[0])
-                                  for r in rows]))
+            cells = [next(f for f in table.facts if f.row == r and f.column == columns[0]) for r in rows]
+            found.append((named(columns[0], ask.asked)[0], table, cells))
+    # of two tables, the one whose column the question names whole: "in December 2024" is the
+    # dashboard's "Dec 2024", not a slide's "OTIF Q4 2024"
+    found = [hit for hit in found if hit[0] == max(share for share, _, _ in found)]
     if len(found) != 1:
         return None
-    table, cells = found[0]
+    _, table, cells = found[0]
     high, low = sorted(cells, key=lambda f: f.number or 0.0, reverse=True)
     gap = (high.number or 0.0) - (low.number or 0.0)
     by = f"{gap:,.0f}" if gap == int(gap) else f"{gap:,.2f}".rstrip("0")

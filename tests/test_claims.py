@@ -46,6 +46,8 @@ OUTAGE = ("2. Ward Block cold water storage tank replacement\n\nFollowing the co
 
 SECTION = "- Section 2: the number of engagements sampled should read 21."
 
+PALLETS = ("2. Pallets\n\n2,380 pallets were lost across the depot network in 2024, at a replacement cost of "
+           "EUR 14 each (EUR 33,320).")
 HOTELS = "The nightly hotel cap is EUR 175 in all cities except London and Seoul, where it is EUR 230."
 
 RULE = ("Every engagement with a fee above EUR 100 thousand needs a second partner review. "
@@ -149,6 +151,11 @@ RETENTION = "Database backups: kept on a rolling 35-day basis, then permanently 
     # a clause that refers back ("where it is") measures the sentence's thing
     ("The nightly hotel cap in Seoul is EUR 230.", HOTELS, True),
     ("The nightly hotel cap in Seoul is EUR 175.", HOTELS, False),
+    # a figure that ends its clause takes no word of the next: the cost is the EUR 14's
+    ("The number of pallets lost across the depot network in 2024 was 2,380, at a replacement cost of "
+     "EUR 14 each.", PALLETS, True),
+    ("The number of pallets lost across the depot network in 2024 was 2,380, at a replacement cost of "
+     "EUR 33 each.", PALLETS, False),
     # a case that meets a rule's bound is stated by the rule; one that misses it is not
     ("Yes, a project billed at EUR 150 thousand needs a second partner review.", RULE, True),
     ("A project billed at EUR 50 thousand needs a second partner review.", RULE, False),

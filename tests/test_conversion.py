@@ -188,6 +188,33 @@ def test_formula_cells_without_a_computed_value_are_named(tmp_path, caplog):
     assert "S-02" in document.markdown  # the rest is indexed
 
 
+def test_a_sheets_totals_below_a_blank_row_are_rows_of_its_table(tmp_path):
+    """Docling reads a block below a blank row as a table of its own, headed by its first data
+    row; its rows continue the table above (a table of words below one stays its own)."""
+    import openpyxl
+    from llama_index.core.schema import TextNode
+
+    from rag.facts import facts_of
+    from rag.text import markdown_tables
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Fuel"
+    for row in (["Month", "Depot", "Diesel (litres)"], ["2024-04", "LDS", 41207], ["2024-04", "BRS", 38810],
+                [None], ["FY total", "LDS", 502110], ["FY total", "BRS", 461900],
+                [None], ["Depot", "Manager", "Phone"], ["LDS", "R. Hale", "0113 496 0000"]):
+        sheet.append(row)
+    workbook.save(tmp_path / "fuel.xlsx")
+    document = convert(tmp_path / "fuel.xlsx", "fuel.xlsx", CFG)
+    tables = markdown_tables(document.markdown)
+    assert [list(header) for header, _ in tables] == [["Month", "Depot", "Diesel (litres)"],
+                                                      ["Depot", "Manager", "Phone"]]
+    assert [list(row[:2]) for row in tables[0][1]][-2:] == [["FY total", "LDS"], ["FY total", "BRS"]]
+    node = TextNode(text=document.markdown, metadata={"doc": "fuel.xlsx"})
+    cells = {(f.row, f.column): f.value for f in facts_of(node)}
+    assert cells[("FY total BRS", "Diesel (litres)")] == "461900"
+
+
 def test_json_records_and_chart_data_share_one_table_writer(tmp_path):
     """A `|` in a JSON record's key or value is escaped, as in a chart's cells."""
     import json

@@ -300,6 +300,13 @@ def test_a_short_form_of_an_evidence_word_names_no_other_kind(check):
               "In the inter-laboratory comparison, Ghent's assay z-score was 1.4."]
     question = "What assay z-score did Ghent get in the IL-2024-02 inter-lab comparison?"
     assert check.check(question, report).holds
+    # an abbreviation: "the ops committee" is the minutes' Operations Committee; "the audit
+    # committee" is still a kind they do not cover
+    minutes = ["[1] minutes-2024-10.md: Next meeting (Title: Operations Committee minutes, October 2024)\n"
+               "The next meeting of the operations committee is on 21 November 2024 at 10:00."]
+    assert check.check("When's the next ops committee meeting after the October one?", minutes).holds
+    verdict = check.check("When's the next audit committee meeting after the October one?", minutes)
+    assert not verdict.holds and verdict.status == "absent"
 
 
 def test_before_a_clause_is_a_time_conjunction_not_a_premise(check):
