@@ -94,6 +94,8 @@ def same(label_word: str, question_word: str) -> bool:
         return True  # "24" names the column "24m"
     if is_code(label_word) or is_code(question_word):
         return False
+    if question_word == label_word + "s" and len(label_word) >= 2:
+        return True  # a short word's plural: "the UK DCs" names "UK DC total"
     if hangul_script(label_word):  # a particle may follow: "하중은" names "하중"
         return len(label_word) >= 2 and question_word.startswith(label_word)
     if len(question_word) >= 3 and label_word[len(question_word):] in _INFLECTION \

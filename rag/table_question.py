@@ -160,13 +160,19 @@ class TableQuestion:
         """The labels named best (ties kept), each named whole or by a word the other labels lack;
         a row is named by any of its names."""
         names = names or {}
-        holding = Counter(w for label in labels  # how many labels hold each word
-                          for w in {w for n in names.get(label, (label,)) for w in content(n)})
+        holders: dict[str, set[str]] = {}  # the labels holding each word
+        for label in labels:
+            for w in {w for n in names.get(label, (label,)) for w in content(n)}:
+                holders.setdefault(w, set()).add(label)
+        holding = Counter({w: len(held) for w, held in holders.items()})
         scored = []
         for label in labels:
             share, plain, hits = max((named(n, self.asked) for n in names.get(label, (label,))),
                                      key=lambda named: (*named[:2], len(named[2])))
-            distinct = share == 1 or any(holding[h] == 1 for h in hits)  # no other label holds it
+            # named whole, by a word no other label holds, or by words no other label holds all
+            # of ("UK DC total food waste" among "SWD food waste" and "UK DC total redistributed")
+            distinct = share == 1 or any(holding[h] == 1 for h in hits) or (
+                len(hits) >= 2 and set.intersection(*(holders[h] for h in hits)) == {label})
             if max(share, plain) >= self.min_share and distinct:
                 scored.append(((share, plain, len(hits)), label))  # more words named: more specific
         top = max((s for s, _ in scored), default=None)
@@ -184,6 +190,11 @@ class TableQuestion:
             chosen = replace(self, asked=own).best(chosen, table.column_names) or chosen
         if chosen:
             return chosen
+        if set(self.asked) & _MONEY_ASKED:  # "what did MDC spend on fuel": "Fuel cost (GBP)"
+            money = [c for c in columns if named(c, self.asked)[2] and any(
+                f.column == c and f.row == row and f.unit in CURRENCIES for f in table.facts)]
+            if len(money) == 1:
+                return money
         if set(self.asked) & _RATE:  # "the known loss rate": pct_of_sales, not value_gbp
             shares = [c for c in columns if "%" in c or set(words(c)) & _PERCENT]
             if len(shares) == 1:

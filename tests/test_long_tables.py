@@ -73,6 +73,14 @@ DASHBOARD = """# On-time Delivery Dashboard Q4 2024
 | BRS | 97.9% | 98.1% | 98.9% | 97.9% | 97.5% |
 | GLA | 98.6% | 98.4% | 98.7% | 98.6% | 97.5% |
 """
+WASTE = """# Depot Waste Summary 2024
+
+| Depot | Food waste (tonnes) | Redistributed (tonnes) |
+|---|---|---|
+| North DC | 1,204 | 288 |
+| South DC | 1,377 | 341 |
+| UK DC total | 2,581 | 629 |
+"""
 MEETING = """# Depot Managers Meeting, November 2024
 
 | Field | Detail |
@@ -127,6 +135,26 @@ def _training() -> str:
     return "employee_id,name,depot,course,completed,score\n" + "\n".join(rows) + "\n"
 
 
+def _fleet_costs(path) -> None:
+    """A finance sheet: monthly rows per depot, then the year's totals below a blank row."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Fleet costs"
+    sheet.append(["Month", "Depot", "Diesel (litres)", "Fuel cost (GBP)"])
+    for m, month in enumerate(("2024-04", "2024-05", "2024-06")):
+        for i, depot in enumerate(DEPOTS):
+            sheet.append([month, depot, 30000 + 911 * m + 2003 * i, 38000 + 1201 * m + 2609 * i])
+    sheet.append([])
+    for depot, (litres, cost) in FLEET_TOTALS.items():
+        sheet.append(["FY2024/25 total", depot, litres, cost])
+    workbook.save(path)
+
+
+FLEET_TOTALS = {"LDS": (361200, 463950), "BRS": (385310, 494870), "GLA": (409880, 526120)}
+
+
 @pytest.fixture(scope="module")
 def ask(base_settings, tmp_path_factory):
     folder = tmp_path_factory.mktemp("long-tables-docs")
@@ -142,10 +170,12 @@ def ask(base_settings, tmp_path_factory):
     (folder / "on-time-dashboard-q4-2024.md").write_text(DASHBOARD, encoding="utf-8")
     (folder / "q4-2024-logistics-review.md").write_text(SLIDES, encoding="utf-8")
     (folder / "depot-managers-meeting-2024-11.md").write_text(MEETING, encoding="utf-8")
+    (folder / "depot-waste-summary-2024.md").write_text(WASTE, encoding="utf-8")
+    _fleet_costs(folder / "fleet-costs-fy2024-25.xlsx")
     (folder / "fleet-fuel-2024.csv").write_text(FUEL, encoding="utf-8")
     (folder / "brewer-audits-2024.json").write_text(json.dumps(AUDITS, indent=2), encoding="utf-8")
     settings = fresh_settings(base_settings, tmp_path_factory.mktemp("long-tables"))
-    assert ingest([folder], settings, progress=False).indexed == 9
+    assert ingest([folder], settings, progress=False).indexed == 11
     rank = ranking(settings)
 
     def answer(question: str):
@@ -234,3 +264,17 @@ def test_a_pair_in_the_column_named_whole_and_a_cell_by_its_own_words(ask):
     (fact,) = litres.facts
     assert (fact.doc, fact.row, fact.column) == ("fleet-fuel-2024.csv", "2024-11 BRS", "diesel_litres")
     assert fact.number == 40000 + 997 * 11 + 3001
+
+
+def test_a_sheets_totals_a_row_named_by_words_no_other_holds_all_of_and_a_plural(ask):
+    """The totals below the sheet's blank row are rows of its table; "FY2024/25 ... GLA" names
+    "FY2024/25 total GLA" (no other row holds both); "spend" is the column in a currency; "the UK
+    DCs" names "UK DC total"."""
+    spend = ask("What did GLA spend on fleet fuel in FY2024/25?")
+    assert spend is not None and spend.kind == "cell", spend
+    (fact,) = spend.facts
+    assert (fact.row, fact.column) == ("FY2024/25 total GLA", "Fuel cost (GBP)")
+    assert fact.number == FLEET_TOTALS["GLA"][1]
+    total = ask("What was the food waste total across the UK DCs in 2024?")
+    assert total is not None and total.kind == "cell", total
+    assert (total.facts[0].row, total.facts[0].value) == ("UK DC total", "2,581")
