@@ -33,6 +33,7 @@ from rag.labels import STOP, content, is_code, is_place, same, words
 from rag.lexical import LexicalIndex
 from rag.table_joins import joined, keys, through
 from rag.table_bounds import Bound, bounded_count
+from rag.table_extremes import extreme_row
 from rag.table_rows import compared, count, select
 from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
 from rag.text import YEAR, hangul_script, line_sentences
@@ -194,7 +195,7 @@ class CellLookup:
             # documents' ("the best compliance": the report's table, ranked below the minutes)
             groups = [top] if time else [lead, top, tables]
             kind, noun_ = extreme[0], (noun or "").split(" ")[0]
-            return next(filter(None, (ask.extreme(kind, group, measure, time, noun_)
+            return next(filter(None, (extreme_row(ask, kind, group, measure, time, noun_)
                                       for i, group in enumerate(groups) if group not in groups[:i])), None)
         if pair and (both := compared(ask, top) or compared(ask, tables)):
             # "Leeds vs Bristol, who had the better on-time delivery": both cells, compared (in a

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -17,23 +17,12 @@ from rag.corrections import in_force
 from rag.facts import Fact, value_unit
 from rag.labels import STOP, content, is_code, named, same, words
 from rag.places import dates
-from rag.units import CURRENCIES, named_units
+from rag.units import CURRENCIES
 
 # A row-label header that only numbers the rows: the row is said by its name
 _ITEM = frozenset("no nr number item ref 번호 순번".split())
 # Columns that hold "the" value of a measure named by the row: the default when no column is named.
 _GENERIC = frozenset("value values result results measured actual amount 값 결과 측정값 수치".split())
-# Columns that hold no compared thing's figure but a yardstick or a sum: "Target", "Limit", "Total"
-_REFERENCE = frozenset("target targets limit limits threshold budget plan goal benchmark standard spec total "
-                       "average avg mean median sum 목표 기준 한도 합계 평균 계".split())
-# A row that sums or averages the others ("Total", "All sites", "합계"): no row of its own to rank
-_TOTAL_ROW = re.compile(r"^\s*(?:(?:grand|sub-?)\s*total|total|all|overall|average|합계|총계|전체|평균|계)\b",
-                        re.IGNORECASE)
-# Measures of which less is better: "the best" of them is the lowest ("the best shrink")
-_LOWER_BETTER = frozenset("""loss losses lost waste wasted shrink excursion excursions defect defects
-    defective incident incidents complaint complaints refund refunds return returns cost costs spend
-    downtime error errors delay delays late accident accidents injury injuries ppm breach breaches
-    손실 폐기 불량 결함 사고 비용 지연 민원""".split())
 # A yes/no column's spellings: a count of the rows it marks ("are mandatory") reads the yes side.
 _YES = frozenset({"yes", "y", "true", "x", "✓", "✔", "예", "o"})
 _NO = frozenset({"no", "n", "false", "-", "아니오", "아니요"})
@@ -62,14 +51,6 @@ def conditions(named_values: Sequence[tuple[str, str]], korean: bool) -> str:
     return " and ".join(f"{column} {value}" for column, value in named_values)
 
 
-def _date_order(value: str) -> tuple[int, int, int] | None:
-    """A cell's one full date as (year, month, day), for ordering; None for any other cell."""
-    found = dates(value)
-    if len(found) != 1 or None in found[0][0]:
-        return None
-    return found[0][0]
-
-
 def dated(value: str) -> bool:
     """A date or a year: what a "when" question asks."""
     return bool(dates(value) or re.fullmatch(r"\s*(?:19|20)\d\d\s*", value))
@@ -87,11 +68,6 @@ def _common_words(table: FactTable) -> dict[str, set[str]]:
             for column, held in values.items() if len(held) >= 3}
 
 
-def _units(column: str) -> set[str]:
-    """The units a column's header names ("odometer_km": km), as a measure's words are written."""
-    return {unit.lower() for unit in named_units(column)}
-
-
 # A column that gives the currency of its row's figures ("Currency": EUR beside "Annual cost":
 # 24600), or what they are per ("Unit": day beside "Rate": 385)
 _CURRENCY_COLUMN = frozenset("currency 통화".split())
@@ -104,7 +80,7 @@ _RATE = frozenset("rate rates percentage percent share 비율 비중".split())
 _PERCENT = frozenset("pct percent percentage 비율".split())
 _LIST_INDEX = re.compile(r"\[\d+\]")  # a JSON list item's index in a key path
 # A question's words that ask for money: of the columns its words name, the one in a currency
-_MONEY_ASKED = frozenset("bill bills spend spent spending cost costs paid pay value worth 비용 금액".split())
+MONEY_ASKED = frozenset("bill bills spend spent spending cost costs paid pay value worth 비용 금액".split())
 
 
 def currency_field(fact: Fact) -> str:
@@ -190,7 +166,7 @@ class TableQuestion:
             chosen = replace(self, asked=own).best(chosen, table.column_names) or chosen
         if chosen:
             return chosen
-        if set(self.asked) & _MONEY_ASKED:  # "what did MDC spend on fuel": "Fuel cost (GBP)"
+        if set(self.asked) & MONEY_ASKED:  # "what did MDC spend on fuel": "Fuel cost (GBP)"
             money = [c for c in columns if named(c, self.asked)[2] and any(
                 f.column == c and f.row == row and f.unit in CURRENCIES for f in table.facts)]
             if len(money) == 1:
@@ -312,124 +288,6 @@ class TableQuestion:
         per_doc = list({fact.doc: (table, fact) for table, fact in picked}.values())  # one value each
         return CellAnswer("conflict", " ".join(self._said(table, fact) for table, fact in per_doc),
                           tuple(fact for _, fact in per_doc))
-
-    def extreme(self, kind: Literal["max", "min", "best", "worst"], tables: Sequence[FactTable],
-                measure: frozenset[str] = frozenset(), time: bool = False,
-                noun: str = "") -> CellAnswer | None:
-        """The row of the highest (lowest) figure in the column the question names (or else the
-        one column of the `measure` the superlative implies, or of a unit the question names), in
-        one table, among the rows holding a value the question names ("which Karrow engagement") if
-        any; of the latest
-        (earliest) date where the superlative is one of `time` (or else the table's one date
-        column); None when the question names a row itself (it asks about that row, not for one).
-        A `noun` ("which client") naming a column whose values repeat over the rows asks for the
-        value with the highest (lowest) total: a receipts log's containers summed per client. The
-        best (worst) is the highest (lowest), or the lowest (highest) of a measure of which less is
-        better (a loss, a defect rate). A total row is no row of its own."""
-        found = []
-        measure = measure | {unit for w in self.asked for unit in _units(w)}  # "the most kilometres": km
-
-        def order(fact: Fact) -> float | tuple[int, int, int] | None:
-            return _date_order(fact.value) if time else fact.number
-
-        for table in tables:
-            ordered = {f.column for f in table.facts if order(f) is not None}  # "English-language" names
-            named_ = self.best(table.columns, table.column_names)
-            columns = [c for c in named_ if c in ordered] or [  # a filter, not a measure
-                c for c in table.columns if c in ordered and (set(words(c)) | _units(c)) & measure]
-            if not columns:  # "hit the most customers": of the figures' columns, the one a word names
-                partly = [c for c in table.columns if c in ordered and named(c, self.asked)[2]]
-                columns = partly if len(partly) == 1 else []
-            money = [c for c in table.columns if c in ordered and named(c, self.asked)[2] and any(
-                f.column == c and f.unit in CURRENCIES for f in table.facts)]
-            if len(money) == 1 and set(self.asked) & _MONEY_ASKED:
-                columns = money  # "the biggest refund bill": "Refund value", not "Refunds (number)"
-            named_column = bool(columns)
-            if not columns and time and len(ordered) == 1:
-                columns = sorted(ordered)  # "which asset is the oldest": the table's one date
-            rows = self.best(table.rows, table.aliases)
-            if not columns and len(rows) == 1 and not time:
-                found += self._across(table, rows[0], order)
-                continue
-            if len(columns) != 1 or len(rows) == 1:
-                continue
-            chosen = {f.row for _, named_values, cells in self.value_matches([table])
-                      if all(column != columns[0] for column, _ in named_values) for f in cells}
-            cells = [f for f in table.facts if f.column == columns[0] and order(f) is not None
-                     and (not chosen or f.row in chosen) and not _TOTAL_ROW.match(label_text(f.row))]
-            if len({f.row for f in cells}) >= 2:
-                found.append((named_column, table, cells))
-        # a table whose column the question names before one whose only date it is; two: no answer
-        found = [(table, cells) for named_column, table, cells in found
-                 if named_column or not any(n for n, _, _ in found)]
-        if len(found) != 1:
-            return None
-        table, cells = found[0]
-        if kind in ("best", "worst"):
-            lower = bool({w for w in words(cells[0].column)} & _LOWER_BETTER)
-            kind = "min" if (kind == "best") == lower else "max"
-        if noun and not time and (total := self._total(kind, table, cells, noun)) is not None:
-            return total
-        best = (max if kind == "max" else min)(order(f) for f in cells)
-        top = [f for f in cells if order(f) == best]
-        if len(top) > 1:
-            return None
-        fact = top[0]
-        row = table.shown(fact.row)
-        across = len({f.row for f in cells}) == 1  # one row's columns: "which site used the least energy"
-        shown = shown_value(fact, table)
-        if self.korean:
-            word = ("가장 최근인" if kind == "max" else "가장 이른") if time else (
-                "가장 높은" if kind == "max" else "가장 낮은")
-            text = (f"{table.subject}의 {row}에서 {word} 것은 {fact.column}({shown})입니다." if across
-                    else f"{table.subject}에서 {fact.column} 값이 {word} 것은 {row}({shown})입니다.")
-        else:
-            word = ("latest" if kind == "max" else "earliest") if time else (
-                "highest" if kind == "max" else "lowest")
-            text = (f"In {table.subject}, {fact.column} has the {word} {row}: {shown}." if across
-                    else f"In {table.subject}, {row} has the {word} {fact.column}: {shown}.")
-        return CellAnswer(kind, text, (fact,))
-
-    @staticmethod
-    def _across(table: FactTable, row: str, order: Callable[[Fact], float | None]
-                ) -> list[tuple[bool, FactTable, list[Fact]]]:
-        """A table whose columns are the things compared (sites, products: "KPI | ALW | KBW | GMH |
-        Target"): the named row's figures, a target, limit or total column left out."""
-        cells = [f for f in table.facts if f.row == row and f.column and order(f) is not None
-                 and not set(words(f.column)) & _REFERENCE]
-        return [(True, table, cells)] if len(cells) >= 2 else []
-
-    def _total(self, kind: Literal["max", "min"], table: FactTable, cells: Sequence[Fact],
-               noun: str) -> CellAnswer | None:
-        """The value of the column the noun names with the highest (lowest) sum of the cells over
-        its rows, where that column holds some value on two rows; None where none does."""
-        measure = cells[0].column
-        groups = [c for c in table.columns if c != measure and c and named(c, (noun,))[0] == 1]
-        if len(groups) != 1:
-            return None
-        of = {f.row: f.value.strip() for f in table.facts if f.column == groups[0] and not f.blank}
-        totals: dict[str, list[Fact]] = {}
-        for fact in cells:
-            if fact.row in of:
-                totals.setdefault(of[fact.row], []).append(fact)
-        if all(len(facts) < 2 for facts in totals.values()):
-            return None  # each row its own value: the row's figure is its total
-        sums = {value: sum(f.number or 0.0 for f in facts) for value, facts in totals.items()}
-        best = (max if kind == "max" else min)(sums.values())
-        top = [value for value, total in sums.items() if total == best]
-        if len(top) != 1:
-            return None
-        value, facts = top[0], totals[top[0]]
-        total = f"{best:,.0f}" if best == int(best) else f"{best:,.2f}"
-        if self.korean:
-            word = "가장 높은" if kind == "max" else "가장 낮은"
-            text = (f"{table.subject}에서 {measure} 합계가 {word} {groups[0]}는 {value}입니다"
-                    f"({total}, {len(facts)}행).")
-        else:
-            word = "highest" if kind == "max" else "lowest"
-            text = (f"In {table.subject}, {groups[0]} {value} has the {word} total {measure}: {total} "
-                    f"over {len(facts)} rows ({table.listed([f.row for f in facts])}).")
-        return CellAnswer(kind, text, tuple(facts))
 
     def value_matches(self, tables: Sequence[FactTable]
                       ) -> list[tuple[FactTable, list[tuple[str, str]], list[Fact]]]:
