@@ -53,6 +53,7 @@ _BOUND = re.compile(r"\bat (?:least|most)\b", re.IGNORECASE)
 # Superlatives whose direction the measure gives: the best compliance is the highest, the best
 # shrink the lowest
 _BEST, _WORST = re.compile(r"\bbest\b|가장 좋", re.I), re.compile(r"\bworst\b|가장 나쁜|가장 나빴", re.I)
+_SUPERLATIVES = (("max", _MAX), ("min", _MIN), ("best", _BEST), ("worst", _WORST))
 # Superlatives of time: they compare a date column ("the oldest in-service date", "the latest audit").
 # "installed first", "hired most recently": the order of a date column too.
 _TIME = re.compile(r"\b(?:latest|newest|most recent|earliest|oldest|[a-z]+ed (?:first|last|most recently))\b"
@@ -158,7 +159,7 @@ class CellLookup:
         tables = [t for t in tables if t.top or t.doc in ranked_docs]
         top = [t for t in tables if t.top]
         ranking = _BOUND.sub(" ", question)  # "at least one major finding" ranks nothing
-        if not top and any(p.search(ranking) for p in (_MAX, _MIN, _BEST, _WORST)):
+        if not top and any(pattern.search(ranking) for _, pattern in _SUPERLATIVES):
             # "which region had the biggest refund bill": the best-ranked document's table, ranked
             # below its summary's prose
             top = [t for t in tables if t.doc == candidates[0].node.metadata.get("doc")]
@@ -175,9 +176,12 @@ class CellLookup:
             lead = [t for t in top if hits[t.doc] == most]
         # a table some row of which a newer document restates is computed over by no one
         top, lead = ([t for t in group if (t.doc, t.key) not in restated] for group in (top, lead))
+        # computed over the best-ranked chunk's tables, else the top chunks', else the candidate
+        # documents' ("the best compliance": the report's table, ranked below the minutes)
+        groups = (lead, top, tables)
+        widening = [group for i, group in enumerate(groups) if group not in groups[:i]]
         labels = [label.lower() for t in tables for label in (*t.rows, *t.columns)]
-        extreme = next(((kind, m.group().lower()) for kind, pattern in (("max", _MAX), ("min", _MIN),
-                                                                       ("best", _BEST), ("worst", _WORST))
+        extreme = next(((kind, m.group().lower()) for kind, pattern in _SUPERLATIVES
                         for m in pattern.finditer(ranking)  # not a label's: "최대 하중"
                         if all(m.group() not in label for label in labels)), None)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
@@ -191,18 +195,15 @@ class CellLookup:
             measure = _MEASURES.get(extreme[1], frozenset())
             if time:  # "installed first" names the column "install_date"
                 ask = replace(ask, asked=(*ask.asked, "date", "날짜", "일자"))
-            # of the best-ranked chunk's tables, else of the top chunks', else of the candidate
-            # documents' ("the best compliance": the report's table, ranked below the minutes)
-            groups = [top] if time else [lead, top, tables]
             kind, noun_ = extreme[0], (noun or "").split(" ")[0]
             return next(filter(None, (extreme_row(ask, kind, group, measure, time, noun_)
-                                      for i, group in enumerate(groups) if group not in groups[:i])), None)
+                                      for group in ([top] if time else widening))), None)
         if pair and (both := compared(ask, top) or compared(ask, tables)):
             # "Leeds vs Bristol, who had the better on-time delivery": both cells, compared (in a
             # table below the window too: two rows and a column named are seldom a chance)
             return both
         if _COUNT.search(question) and (bound := Bound.of(question)) and (bounded := next(filter(None, (
-                bounded_count(ask, bound, group) for group in (lead, top, tables))), None)):
+                bounded_count(ask, bound, group) for group in widening)), None)):
             return bounded  # "in how many quarters was SWD below 99%": its rows within the bound
         who = _WHO.search(question)  # "who is the lead reinsurer": a lead who is no reinsurer is not asked
         found = ask.cell(tables, noun or (who and who.group(1).lower()), bool(_COUNT.search(question)),

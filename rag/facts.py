@@ -24,7 +24,7 @@ from dataclasses import astuple, dataclass
 
 from llama_index.core.schema import BaseNode, MetadataMode
 
-from rag.text import markdown_tables
+from rag.text import YEAR, markdown_tables
 from rag.units import CELSIUS_KEY, CURRENCIES, SCALES, amounts, figures, value
 
 FACTS_VERSION = 10  # raise when extraction changes: `LexicalIndex.sync` then reads every document again
@@ -45,7 +45,6 @@ _KEY = re.compile(r"^[\w-]+$")
 _PLAIN_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
 _CURRENCY = re.compile(r"^(?:[$€£¥₩]|EUR|USD|KRW|GBP|JPY)\s*|\s*(?:[$€£¥₩]|EUR|USD|KRW|GBP|JPY|원)$", re.I)
 _PARENTHESIS = re.compile(r"[(\[]([^)\]]{1,20})[)\]]")
-_YEAR = re.compile(r"(?:19|20)\d\d")
 _KEY_WORDS = 5  # a key cell's words at most: a name or a course, not a description
 _MAX_KEYS = 3  # key columns of one row's label at most ("site", "year", "loss type")
 _MONEY = {spelling.lower(): code for code, spellings in CURRENCIES.items() for spelling in spellings}
@@ -169,15 +168,16 @@ def _label_columns(rows: Sequence[Sequence[str]]) -> tuple[int, ...]:
         if all(c.lower() not in BLANKS for c in column) and len(set(column)) == len(column) \
                 and (i == 0 or i in keys):
             return (i,)
+
+    def named(chosen: list[int]) -> int:  # how many rows the columns' cells tell apart
+        return len({tuple(columns[i][r] for i in chosen) for r in range(len(rows))})
+
     chosen = keys[:1]
     while chosen and len(chosen) < _MAX_KEYS:
-        def named(extra: list[int]) -> int:
-            return len({tuple(columns[i][r] for i in extra) for r in range(len(rows))})
-        best = max((i for i in keys if i not in chosen), key=lambda i: named(sorted([*chosen, i])),
-                   default=None)
-        if best is None or named(sorted([*chosen, best])) == named(chosen):
+        wider = max((sorted([*chosen, i]) for i in keys if i not in chosen), key=named, default=None)
+        if wider is None or named(wider) == named(chosen):
             break
-        chosen = sorted([*chosen, best])
+        chosen = wider
         if named(chosen) == len(rows):
             return tuple(chosen)
     for i, column in enumerate(columns):
@@ -189,7 +189,7 @@ def _label_columns(rows: Sequence[Sequence[str]]) -> tuple[int, ...]:
 def _key_cell(cell: str) -> bool:
     """A cell that may name its row: filled, short, and a code, word or year, not a measure."""
     return cell.lower() not in BLANKS and len(cell.split()) <= _KEY_WORDS \
-        and (number_of(cell) is None or bool(_YEAR.fullmatch(cell)))
+        and (number_of(cell) is None or bool(YEAR.fullmatch(cell)))
 
 
 def _place(node: BaseNode) -> tuple[int | None, int | None, str]:
@@ -245,7 +245,7 @@ def facts_of(*nodes: BaseNode) -> list[Fact]:
     """The facts of one document's chunks: every cell of their Markdown tables and their JSON
     key-path lines. A table split over chunks is labelled as one: "E2203" in two chunks is two
     rows where the whole table gives its id twice (two courses of one person)."""
-    tables = []
+    parts = []  # (node, header, rows, the table's key in its document) of each chunk's table
     found = []
     for node in nodes:
         text = node.get_content(metadata_mode=MetadataMode.NONE)
@@ -255,14 +255,14 @@ def facts_of(*nodes: BaseNode) -> list[Fact]:
         for header, rows in markdown_tables(text):
             rows = [list(row) for row in rows if any(cell.strip() for cell in row)]
             if rows:
-                tables.append((node, list(header), rows))
+                key = (str(node.metadata.get("doc", "")), _table_key(node, header))
+                parts.append((node, list(header), rows, key))
     whole: dict[tuple[str, str], list[list[str]]] = {}
-    for node, header, rows in tables:
-        whole.setdefault((str(node.metadata.get("doc", "")), _table_key(node, header)), []).extend(rows)
+    for _, _, rows, key in parts:
+        whole.setdefault(key, []).extend(rows)
     labels = {key: _label_columns(rows) for key, rows in whole.items()}
-    for node, header, rows in tables:
-        found += _table_facts(node, header, rows,
-                              labels[(str(node.metadata.get("doc", "")), _table_key(node, header))])
+    for node, header, rows, key in parts:
+        found += _table_facts(node, header, rows, labels[key])
     return found
 
 

@@ -350,11 +350,11 @@ def owned(sentence: str) -> list[tuple[Amount | None, Date | None, int, int, lis
             gaps = [len(sentence) if i in blocked else max(s - end, start - e, 0)
                     for i, (_, _, start, end, _) in enumerate(found)]
             nearest = gaps.index(min(gaps))
-            later = [i for i, (_, _, start, _, _) in enumerate(found) if start >= e and i not in blocked]
-            if found[nearest][3] <= s and _CLAUSE_END.match(sentence, found[nearest][3]) and later:
+            if found[nearest][3] <= s and _CLAUSE_END.match(sentence, found[nearest][3]):
                 # a figure that ends its clause takes no word of the next: in "1,140, at a
                 # replacement cost of £185" the cost is the 185's, however near the 1,140
-                nearest = later[0]
+                nearest = next((i for i, (_, _, start, _, _) in enumerate(found)
+                                if start >= e and i not in blocked), nearest)
             found[nearest][4].append((word, gaps[nearest]))
     # A year qualifies the sentence's other figures: in "the average score in 2024 was 78.4" the
     # year is nearer every word, and the score keeps them too.

@@ -140,14 +140,13 @@ class TableQuestion:
         for label in labels:
             for w in {w for n in names.get(label, (label,)) for w in content(n)}:
                 holders.setdefault(w, set()).add(label)
-        holding = Counter({w: len(held) for w, held in holders.items()})
         scored = []
         for label in labels:
             share, plain, hits = max((named(n, self.asked) for n in names.get(label, (label,))),
                                      key=lambda named: (*named[:2], len(named[2])))
             # named whole, by a word no other label holds, or by words no other label holds all
             # of ("UK DC total food waste" among "SWD food waste" and "UK DC total redistributed")
-            distinct = share == 1 or any(holding[h] == 1 for h in hits) or (
+            distinct = share == 1 or any(len(holders[h]) == 1 for h in hits) or (
                 len(hits) >= 2 and set.intersection(*(holders[h] for h in hits)) == {label})
             if max(share, plain) >= self.min_share and distinct:
                 scored.append(((share, plain, len(hits)), label))  # more words named: more specific
