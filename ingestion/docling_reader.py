@@ -22,7 +22,7 @@ from ingestion.figures import PictureReader, figure_block, picture_captions
 from ingestion.headers import front_matter
 from ingestion.inline import InlineJoiner
 from ingestion.office import OFFICE_FORMATS, check_package, docx_runs, formula_warnings, xlsx_sheets
-from ingestion.tables import continued_table
+from ingestion.tables import continued_table, titled_table
 from rag.settings import IngestSettings
 
 TEXT_FORMATS = {"md", "csv", "html"}  # decoded here, then handed to Docling as UTF-8
@@ -245,6 +245,9 @@ def docling_blocks(
         elif isinstance(item, TableItem):
             inside = level
             table = compact_table(item.export_to_markdown(document))
+            if fmt == "xlsx":  # a sheet's title above its header row is no column's name
+                title, table = titled_table(table)
+                blocks.extend([Block(title, "text", section=section, **location)] if title else [])
             last = blocks[-1] if blocks else None
             if fmt == "xlsx" and last and last.kind == "table" and last.section == section \
                     and (whole := continued_table(last.text, table)):

@@ -12,7 +12,8 @@ a table. A report's table
     Kellbrook   Turbidity (NTU)   365  0.15   0.61
 
 becomes the header ["Works", "Parameter", "n", "Mean", "Max"] and two rows of five cells. A line
-of a cell that wraps (a row with words in some columns only, under a full row) joins that cell.
+of a cell that wraps (a row with words in some columns only, under a full row, or lines set
+closer than rows are: a header over three lines) joins that cell.
 Two columns of prose are no table: their lines are long (`PROSE_WORDS`). Written by us because
 pdfplumber or Camelot would be one more PDF stack beside pypdfium2 for this one job.
 """
@@ -26,6 +27,8 @@ MIN_ROWS = 3  # a header and two rows: fewer is a label beside a value, not a ta
 COLUMN_GAP = 0.9  # type sizes between two cells' words: wider than any word space of prose
 ROW_GAP = 2.0  # type sizes between two rows of one table: more is a paragraph break
 WRAP_GAP = 1.0  # type sizes between a row and its cells' wrapped line: a paragraph's line spacing
+LINE_GAP = 0.25  # type sizes between two lines of one row's cells (a cell's lines, centred, overlap
+# its neighbours'); two rows are set a cell's padding apart
 PROSE_WORDS = 6  # mean words in a cell above which the "columns" are prose set in two columns
 
 
@@ -207,15 +210,18 @@ def _table(page: int, run: list[Row]) -> list[PdfTable]:
     if len(columns) < 2:
         return []
     cells: list[list[str]] = []
-    for row in run:
+    for i, row in enumerate(run):
         texts = [[] for _ in columns]
-        for word in _words(row):
-            texts[_column(word, columns)].append(word.text)
+        for group in row:  # a group's words stay in one cell: "Cleaning &" over "sanitation"
+            texts[_column(group[0], columns)].extend(word.text for word in group)
         joined = [" ".join(text) for text in texts]
-        if len(row) >= 2 or not cells:
-            cells.append(joined)
-        else:  # a wrapped line goes on the cells of the row above
+        # lines of one row's cells: a header's words over two or three lines ("Temperature" over
+        # "control"), a date wrapped under its row: set closer than two rows ever are
+        tight = i > 0 and _top(row) - _bottom(run[i - 1]) < LINE_GAP * row[0][0].size
+        if cells and (len(row) < 2 or tight):  # a wrapped line goes on the cells of the row above
             cells[-1] = [f"{above} {text}".strip() for above, text in zip(cells[-1], joined)]
+        else:
+            cells.append(joined)
     filled = [text for row in cells for text in row if text]
     if sum(len(text.split()) for text in filled) > PROSE_WORDS * len(filled):
         return []

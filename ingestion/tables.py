@@ -34,10 +34,42 @@ def continued_table(previous: str, table: str) -> str | None:
     >>> continued_table("| Month | Site |\\n|---|---|", "| Site | Manager |\\n|---|---|") is None
     True
     """
-    def cells(line: str) -> list[str]:
-        return [c.strip() for c in line.strip().strip("|").split("|")]
-
     head, *rows = table.splitlines()
-    if len(cells(head)) != len(cells(previous.splitlines()[0])) or not any(map(_FIGURE.match, cells(head))):
+    width = len(_cells(previous.splitlines()[0]))
+    # a block as wide as the table, or narrower where its last columns (a note) are empty
+    if not 2 <= len(_cells(head)) <= width or not any(map(_FIGURE.match, _cells(head))):
         return None
-    return "\n".join([previous, head, *(row for row in rows if not _SEPARATOR.fullmatch(row))])
+    padded = [_line(_cells(row) + [""] * (width - len(_cells(row))))
+              for row in (head, *rows) if not _SEPARATOR.fullmatch(row)]
+    return "\n".join([previous, *padded])
+
+
+def titled_table(table: str) -> tuple[str, str]:
+    """(the title, the table) of a sheet whose first row is its title in one cell above the
+    header row, which Docling reads as the header; ("", the table) for any other table.
+
+    >>> title, table = titled_table("| Occupancy 2024 | | |\\n|---|---|---|\\n"
+    ...                             "| Site | Rooms | Occ % |\\n| EDI | 142 | 82.4 |")
+    >>> print(title); print(table)
+    Occupancy 2024
+    | Site | Rooms | Occ % |
+    |---|---|---|
+    | EDI | 142 | 82.4 |
+    """
+    lines = table.splitlines()
+    if len(lines) < 4 or not _SEPARATOR.fullmatch(lines[1].strip()):
+        return "", table
+    head, below = _cells(lines[0]), _cells(lines[2])
+    filled = [c for c in head if c]
+    if len(head) < 3 or len(filled) != 1 or len([c for c in below if c]) < 2 \
+            or any(map(_FIGURE.match, below)):
+        return "", table
+    return filled[0], "\n".join([lines[2], "|" + "---|" * len(below), *lines[3:]])
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _line(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"

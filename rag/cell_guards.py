@@ -128,7 +128,9 @@ def unheld_name(question: str, table: FactTable) -> str | None:
 
     def unheld(run: str) -> bool:  # most of its words held: "Gas" holds no "Pennine Medical Gases"
         named = [w for w in words(run) if w not in STOP | _CALENDAR]
-        return 2 * sum(meets(held, [w]) for w in named) < len(named)
+        initialism = "".join(w[0] for w in named)  # "Net Promoter Score" is the column NPS
+        return 2 * sum(meets(held, [w]) for w in named) < len(named) and not (
+            len(named) >= 2 and initialism in held)
 
     return next((run for run in runs if not coded.get(run.split()[0]) and unheld(run)), None)
 

@@ -36,7 +36,7 @@ from rag.table_bounds import Bound, bounded_count
 from rag.table_extremes import extreme_row
 from rag.table_rows import compared, count, select
 from rag.table_question import CellAnswer, TableQuestion, currency_field, dated
-from rag.text import YEAR, hangul_script, line_sentences
+from rag.text import YEAR, hangul_script, line_sentences, markdown_tables
 from rag.units import named_units, value
 
 _VALUE = re.compile(r"\b(?!what\b|which\b|the\b|its\b|a\b)[a-z]{3,} value\b", re.I)
@@ -79,8 +79,10 @@ _MORE = r"\b(?:more|less|fewer|higher|lower|better|worse|bigger|smaller|larger)\
 _PAIR = re.compile(rf"\b(?:vs\.?|versus|compared (?:to|with))\s|{_MORE}.*\bor\b|\bor\b.*{_MORE}"
                    r"|중 (?:어느|누가)", re.IGNORECASE)
 _WHICH = re.compile(r"^\s*(?:which|who)\b|어느|누가", re.IGNORECASE)
+_SPELLED_OUT = re.compile(r"(?<![\w-])[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")  # capitalised words in a run
 _WHY = re.compile(r"\bwhy\b|\bhow come\b|왜|이유", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b|언제", re.IGNORECASE)
+_WHO_ASKED = re.compile(r"\bwho(?:m|se)?\b|누가|누구", re.IGNORECASE)
 # The noun after which/what, or its next word when the first qualifies it ("what daily allowance").
 _NOUN = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)", re.IGNORECASE)
 # "What share of jobs ...": the figure's kind (a percentage), not the thing a column names.
@@ -134,6 +136,9 @@ class CellLookup:
                                        for c in candidates[: self.top_chunks + len(lifted)])
         asked = [w for w in words(question) if w not in STOP]
         asked += ["value"] * bool(_VALUE.search(question))  # "the annual value": a column's word
+        # a name in capitalised words ("Net Promoter Score", the column NPS) is no kind of thing
+        spelled = [[w for w in run.split() if w.lower() not in STOP]
+                   for run in _SPELLED_OUT.findall(question)]
         # "in-service" names the column "in_service" (whose "in" is a stop word): its parts too
         asked += [part for w in asked if "-" in w and not is_code(w)
                   for part in w.split("-") if part not in STOP]
@@ -143,7 +148,8 @@ class CellLookup:
         if DEADLINE.search(question):  # "the cut-off for raising orders": the row "Last date to raise orders"
             asked += ["deadline", "last", "date", "due", "마감", "기한"]
         ask = TableQuestion(tuple(asked), self.min_share, hangul_script(question),
-                            bool(_WHEN.search(question)), tuple(n.lower() for n in names(question)))
+                            bool(_WHEN.search(question)), tuple(n.lower() for n in names(question)),
+                            bool(_WHO_ASKED.search(question)))
         pair = bool(_PAIR.search(question))  # two things set against each other
         ranked_docs = {c.node.metadata.get("doc") for c in candidates}
         below = [c for c in beyond if c.node.metadata.get("doc") not in ranked_docs]
@@ -186,6 +192,8 @@ class CellLookup:
                         if all(m.group() not in label for label in labels)), None)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).split()[0].lower() not in STOP | _PROPORTION), None)
+        if noun and any(set(noun.split()) <= {w.lower() for w in run} for run in spelled if len(run) >= 2):
+            noun = None  # "what Net Promoter Score": a name its initialism gives ("NPS"), not a kind
         if extreme and extreme[1] in ("longest", "shortest") and _TENURE.search(question):
             # "been with us the longest" is the earliest start: a start date's order
             extreme = ("min" if extreme[1] == "longest" else "max", "earliest")
@@ -248,7 +256,10 @@ class CellLookup:
         if found is None and _COUNT.search(question):
             noun = _counted_noun(question)
             # "How many hours does the course take" asks a measure, not how many rows.
-            rows = None if noun and named_units(noun) else count(ask, lead, noun, top)
+            # over the best-ranked chunk's tables, else the top chunks', else the candidates' (the
+            # register's chunk of records ranked below its header's)
+            rows = None if noun and named_units(noun) else next(
+                filter(None, (count(ask, group, noun, top) for group in widening)), None)
             if rows and noun and not counted_here(noun, rows.facts[0], tables, asked):
                 return None  # "how many households take part" is no count of a staff directory's rows
             if rows is None:
@@ -294,8 +305,13 @@ class CellLookup:
             # impurities RSD / Reported: 3.8 % / Corrected: 1.9 %"), or an item whose first sentence
             # gives the printed figure and the next the correct one
             paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+            # and a table's row as its fields: "Location: Table 1, Bristol, NPS; As printed: +41;
+            # Corrected: +47" (an erratum's table of corrections)
+            rows = ["; ".join(f"{c}: {v}" for c, v in zip(columns, row))
+                    for columns, table_rows_ in markdown_tables(text) for row in table_rows_]
             said.setdefault(str(node.metadata.get("doc", "")), []).extend(
-                (sentence, set(words(sentence)), node) for sentence in [*line_sentences(text), *paragraphs]
+                (sentence, set(words(sentence)), node)
+                for sentence in [*line_sentences(text), *paragraphs, *rows]
                 if any(ch.isdigit() for ch in sentence))
         kept, restated = [], set()
         names = self.codes() if wanted else {}

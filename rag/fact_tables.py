@@ -99,6 +99,7 @@ class FactTable:
         return {*(self.subject_words if subject else ()), *words(names), *words(fact.column)}
 
 
+LIST_INDEX = re.compile(r"\[\d+\]")  # a JSON list item's index in a key path
 _ISO_MONTH = re.compile(r"(?<![\w-])((?:19|20)\d\d)[-/.](0?[1-9]|1[0-2])(?![\w-])")
 _ISO_QUARTER = re.compile(r"(?<![\w-])((?:19|20)\d\d)[-/ ]?(Q[1-4])(?![\w-])", re.IGNORECASE)
 
@@ -126,12 +127,15 @@ def key_path_names(column: str) -> tuple[str, ...]:
 
     >>> key_path_names("cargo.weights.gross_kg")
     ('weights.gross_kg', 'gross_kg')
+    >>> key_path_names("sla[0].service_credit")
+    ('service_credit',)
     >>> key_path_names("Ref. no")
     ()
     """
-    if not KEY_PATH.fullmatch(column):
+    path = LIST_INDEX.sub("", column)  # a list item's index is structure too: "sla[0]" is the sla list
+    if not KEY_PATH.fullmatch(path):
         return ()
-    parts = column.split(".")
+    parts = path.split(".")
     return tuple(".".join(parts[i:]) for i in range(1, len(parts)))
 
 

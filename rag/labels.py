@@ -20,6 +20,7 @@ _AFTER_NUMBER = re.compile(r"(?<![\w-])(\d+)-(?=[^\W\d]{2,})")
 # "calibrated" and "calibration" meet, and so do "attendance" and "attendees", "settled" and "settlement"
 _SUFFIX = re.compile(r"(?:ations?|ions?|[ae]nces?|ments?|ees?|ors?|ing|ed|es|s)$")  # "auditor": audited
 _INFLECTION = frozenset({"ed", "d", "s", "es", "ing"})
+_VERB_ENDING = re.compile(r"(?:s|ed|ing)$")
 _DIGIT = re.compile(r"\d")
 _CAPITALS = re.compile(r"\b[A-Z]{3,5}\b")
 BRACKETS = re.compile(r"[(\[][^)\]]*[)\]]")
@@ -101,6 +102,9 @@ def same(label_word: str, question_word: str) -> bool:
     if len(question_word) >= 3 and label_word[len(question_word):] in _INFLECTION \
             and label_word.startswith(question_word):
         return True  # "own" names "owned"; a stem too short for `_stem`
+    if label_word.endswith(("er", "ers")) and len(base := _VERB_ENDING.sub("", question_word)) >= 3 \
+            and base != question_word and label_word.removesuffix("s") in (base + "er", base + "r"):
+        return True  # the doer: "who owns it" names "owner", "who manages" "manager"
     return len(label_word) >= 3 and (question_word.startswith(label_word)
                                      or _stem(question_word) == _stem(label_word)
                                      or _contracted(label_word, question_word))

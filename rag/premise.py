@@ -271,6 +271,12 @@ class PremiseCheck:
         if any(asked.stated.search(sentence) for sentence in leaders):
             return STATED
         best = leaders[0]
+        if match.group().lower() in ("before", "after"):
+            # "the re-inspection after the Q3 audit" relates the re-inspection to the audit: a
+            # sentence of something else done before the audit does not contradict it
+            thing = re.findall(r"[\w-]+", question[: match.start()])[-1:]
+            if thing and (held := _content(thing[0])) and not held & _content(best):
+                return STATED
         said = opposite.asked.search(best)
         asked, given = match.group(), said.group()
         noun = _noun(question[match.end():])

@@ -73,8 +73,10 @@ def through(ask: TableQuestion, tables: Sequence[FactTable], wanted: Sequence[st
         rows = ask.best(first.rows, first.aliases) or ask.valued(first)
         if len(rows) != 1:
             continue
-        vias = [f for f in first.facts if f.row == rows[0] and f.number is None and is_code(
-                f.value.strip().lower()) and f.value.strip().lower() not in ask.asked]
+        # an id is one token: "Floor 4 handover", a milestone's name, leads nowhere
+        vias = [f for f in first.facts if f.row == rows[0] and f.number is None
+                and is_code(f.value.strip().lower()) and " " not in f.value.strip()
+                and f.value.strip().lower() not in ask.asked]
         if rows[0].lower() not in ask.asked:
             # a row named by another of its names ("the plant Priya Ramanathan runs" is TLF) leads
             # by its own label too: another register's rows may be labelled by it

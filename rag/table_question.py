@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rag.fact_tables import FactTable, label_text
+from rag.fact_tables import LIST_INDEX, FactTable, label_text
 from rag.corrections import in_force
 from rag.facts import Fact, value_unit
 from rag.labels import STOP, content, is_code, named, same, words
@@ -78,7 +78,6 @@ _MONEY_COLUMN = frozenset("rate rates price prices cost costs fee fees charge ch
 # A rate or share asked ("the loss rate") is the one column in per cent
 _RATE = frozenset("rate rates percentage percent share 비율 비중".split())
 _PERCENT = frozenset("pct percent percentage 비율".split())
-_LIST_INDEX = re.compile(r"\[\d+\]")  # a JSON list item's index in a key path
 # A question's words that ask for money: of the columns its words name, the one in a currency
 MONEY_ASKED = frozenset("bill bills spend spent spending cost costs paid pay value worth 비용 금액".split())
 
@@ -131,6 +130,7 @@ class TableQuestion:
     korean: bool
     when: bool = False  # the question asks when
     names: tuple[str, ...] = ()  # the question's proper names, lower-cased (rag/names.py)
+    who: bool = False  # the question asks who: a column of names, never one of figures
 
     def best(self, labels: Sequence[str], names: dict[str, tuple[str, ...]] | None = None) -> list[str]:
         """The labels named best (ties kept), each named whole or by a word the other labels lack;
@@ -159,12 +159,25 @@ class TableQuestion:
         stated = {f.column for f in table.facts if f.row == row and f.number is None and not f.blank
                   and named(f.value, self.asked)[0] == 1}
         columns = [c for c in table.columns if c not in stated]
+        # "in the budget tracker, how much was spent": the document's name names no column, where
+        # the question's other words name one ("spent to date" is "Actual to date", not "Budget 2025")
+        own = tuple(w for w in self.asked if not any(same(n, w) for n in table.name_words))
         chosen = self.best(columns, table.column_names)
-        if len(chosen) > 1:  # "in the budget tracker, how much was spent": the document's name names none
-            own = tuple(w for w in self.asked if not any(same(n, w) for n in table.name_words))
-            chosen = replace(self, asked=own).best(chosen, table.column_names) or chosen
+        if own != self.asked:
+            chosen = replace(self, asked=own).best(chosen if len(chosen) > 1 else columns,
+                                                   table.column_names) or chosen
+        if len(chosen) > 1 and len({LIST_INDEX.sub("[]", c) for c in chosen}) == 1:
+            chosen = self._list_item(table, row, chosen) or chosen
         if chosen:
             return chosen
+        default = self._default(table, row, columns)
+        # "who owns EDI-CX-0270" is no figure of its row: an "Actual to date" column answers no who
+        return [c for c in default if any(f.column == c and f.number is None and not f.blank
+                                          for f in table.facts)] if self.who else default
+
+    def _default(self, table: FactTable, row: str, columns: list[str]) -> list[str]:
+        """The column a question naming none asks of this row: the one in a currency for money,
+        in per cent for a rate, the one in force, a code's one date, else the generic column."""
         if set(self.asked) & MONEY_ASKED:  # "what did MDC spend on fuel": "Fuel cost (GBP)"
             money = [c for c in columns if named(c, self.asked)[2] and any(
                 f.column == c and f.row == row and f.unit in CURRENCIES for f in table.facts)]
@@ -188,6 +201,21 @@ class TableQuestion:
                 return with_date
         generic = [c for c in columns if not c or set(words(c)) & _GENERIC]
         return generic if len(generic) == 1 else (columns if len(columns) == 1 else [])
+
+    def _list_item(self, table: FactTable, row: str, chosen: list[str]) -> list[str]:
+        """Of one key in each item of a JSON list (`sla[0].service_credit`, `sla[1].service_credit`),
+        the item whose other fields hold a value the question names: "the service credit if the
+        laundry misses its on-time delivery target" is the item whose metric is "On-time delivery"."""
+        def item(column: str) -> str:
+            return column[: column.rfind("]") + 1]
+
+        def names_item(column: str) -> bool:
+            return any(f.column.startswith(item(column)) and f.column != column and f.number is None
+                       and not f.blank and self._named_item(f.value, set())
+                       for f in table.facts if f.row == row)
+
+        named_items = [c for c in chosen if names_item(c)]
+        return named_items if len(named_items) == 1 else []
 
     def subject_hits(self, table: FactTable, tables: Sequence[FactTable]) -> int:
         """How many of the question's words name this table's subject, and its document's name
@@ -253,6 +281,8 @@ class TableQuestion:
         _, table, fact = picked[0]
         if count and not fact.blank and fact.number is None:
             return None  # "how many" is answered by a figure
+        if count and fact.blank and not set(content(label_text(fact.row))) <= set(self.asked):
+            return None  # "how many projects are on hold": a row a value names is counted, not read
         nouns = noun.split()[:1] + [w for w in noun.split()[1:2] if w not in STOP] if noun else []
         # the row, the column, or the table's own heading ("3. Per diem allowances")
         named_by = table.context(fact, subject=False) | set(words(fact.section.split(">")[-1]))
@@ -304,7 +334,7 @@ class TableQuestion:
             for fact in table.facts:  # words, in a column (a JSON key of its own has none)
                 worded = fact.column and fact.number is None and not fact.blank
                 # a JSON list's items are one column: "non_conformities[1].severity" is major too
-                column = _LIST_INDEX.sub("[]", fact.column)
+                column = LIST_INDEX.sub("[]", fact.column)
                 if fact.column in flags:  # "how many courses are mandatory": Mandatory is "Yes"
                     if fact.value.strip().lower() in _YES:
                         by_column.setdefault(column, []).append((fact, fact.value.strip()))
@@ -316,7 +346,7 @@ class TableQuestion:
                 hits = [(f, item) for f, item in hits if named(item, self.asked)[0] == full]
                 most = max(len(content(item)) for _, item in hits)
                 by_column[column] = [(f, item) for f, item in hits if len(content(item)) == most]
-            listed = list(dict.fromkeys(_LIST_INDEX.sub("[]", c) for c in table.columns))
+            listed = list(dict.fromkeys(LIST_INDEX.sub("[]", c) for c in table.columns))
             columns = [c for c in self.best(listed) if c in by_column]
             # a code the question gives is a condition wherever it stands: "the Ashby Lane (ALW)
             # people on the on-call rota" is site ALW as well as on call; so is a name of two words

@@ -78,6 +78,44 @@ def fixture_store(base: Settings, tmp_path_factory, name: str, documents: int) -
     return settings
 
 
+def lookup_over(base_settings, tmp_path_factory, folder: str | Path, documents: int):
+    """A cell lookup over a fresh store of the fixture folder (or a folder written by the test),
+    asked as the pipeline asks it: with the corpus's codes, the reranked candidates, a newer
+    version or erratum first. Returns (answer(question), store)."""
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.schema import QueryBundle
+
+    from ingestion.pipeline import ingest
+    from rag.cells import CellLookup
+    from rag.codes import CorpusCodes
+    from rag.currency import CurrentFirst
+    from rag.models import build_embedding
+    from rag.postprocessors import build_rerank_stage
+    from rag.retrieval import hybrid_retriever
+    from rag.store import Store
+
+    source = folder if isinstance(folder, Path) else FIXTURES / folder
+    settings = fresh_settings(base_settings, tmp_path_factory.mktemp(source.name))
+    assert ingest([source], settings, progress=False).indexed == documents
+    store, embedding = Store(settings), build_embedding(settings)
+    retriever = hybrid_retriever(settings, embedding, MockLLM())
+    reranker = build_rerank_stage(settings, store, embedding)
+    current = CurrentFirst.from_settings(settings, store)
+    codes = CorpusCodes.from_settings(settings, store.lexical)
+    lookup = CellLookup.from_settings(settings, store, current.newer, codes.codes)
+
+    def answer(question: str):
+        question = codes.expand(question)
+        query = QueryBundle(question)
+        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
+        before = {node.node.node_id: i for i, node in enumerate(found)}
+        ranked = current.prefer(found, len(found), lambda missed: [])
+        lifted = frozenset(n.node.node_id for i, n in enumerate(ranked) if before[n.node.node_id] > i)
+        return lookup.answer(question, ranked, lifted)
+
+    return answer, store
+
+
 def ranking(settings: Settings):
     """question -> (the chunks retrieved, the candidates reranked from them), as the pipeline ranks
     them before any LLM call (the LLM is never called)."""

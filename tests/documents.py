@@ -60,6 +60,44 @@ def results_table_pdf(path: Path) -> Path:
     return path
 
 
+def audit_scores_pdf(path: Path) -> Path:
+    """An audit's score table whose header cells run over two lines ("Allergen" over
+    "management") beside one-line headers set between them, and a date cell wrapped under its
+    row ("20 Aug" over "2024"), the rows a cell's padding apart, as reportlab sets them."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=9)
+    pdf.multi_cell(0, 5, "Scores of the Q3 2024 kitchen audits, each section out of 100, are below.")
+    top = pdf.get_y() + 6
+    columns = (20, 45, 80, 115, 150)
+    # the header: two-line cells around one-line cells set at their middle
+    for x, (upper, lower) in zip(columns, (("Site", ""), ("Audit date", ""), ("Allergen", "management"),
+                                          ("Pest", "control"), ("Overall", ""))):
+        if lower:
+            pdf.text(x, top, upper)
+            pdf.text(x, top + 3.6, lower)
+        else:
+            pdf.text(x, top + 1.8, upper)
+    rows = [("OXF", ("12 Aug 2024",), "94", "98", "95.0"), ("CAM", ("20 Aug", "2024"), "88", "90", "80.8"),
+            ("BTH", ("3 Sep 2024",), "91", "", "91.5"), ("YRK", ("5 Sep 2024",), "93", "96", "93.7"),
+            ("DUR", ("9 Sep 2024",), "90", "94", "90.2"), ("EXE", ("17 Sep 2024",), "89", "97", "92.4")]
+    y = top + 9
+    for site, date, allergen, pest, overall in rows:
+        for x, text in zip(columns, (site, None, allergen, pest, overall)):
+            if text is None:
+                for i, part in enumerate(date):  # a wrapped date's next line under its row's line
+                    pdf.text(x, y + i * 3.6, part)
+            elif text:
+                pdf.text(x, y, text)
+        y += 9
+    pdf.set_xy(10, y)
+    pdf.multi_cell(0, 5, "Pest control at BTH was not scored in this round.")
+    pdf.output(str(path))
+    return path
+
+
 def energy_report_folder(folder: Path) -> Path:
     """A hospital group's energy report as a text PDF whose two tables have no grid lines and
     give sites by code (figures set right of their headers), a site register spelling the codes out,

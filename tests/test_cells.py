@@ -5,18 +5,15 @@ question that names no cell gets None; with facts off every one is None."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, fresh_settings
+from conftest import FIXTURES, fresh_settings, lookup_over
 from documents import energy_report_folder
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import QueryBundle
 
 from ingestion.pipeline import ingest
 from rag.cells import CellLookup
-from rag.codes import CorpusCodes
-from rag.currency import CurrentFirst
 from rag.facts import Fact, label_unit
 from rag.labels import content, same
 from rag.models import build_embedding
@@ -331,32 +328,6 @@ def test_a_register_row_is_named_by_its_description_and_a_first_by_its_date(tabl
     assert pumps.kind == "max" and pumps.facts[0].row == "PMP-118"
     first = ask(tables, "Which asset was commissioned first?")
     assert first.kind == "min" and first.facts[0].row == "WLD-007" and "2021-04-26" in first.text
-
-
-def lookup_over(base_settings, tmp_path_factory, folder: str | Path, documents: int):
-    """A cell lookup over a fresh store of the fixture folder (or a folder written by the test),
-    asked as the pipeline asks it: with the corpus's codes, the reranked candidates, a newer
-    version or erratum first. Returns (answer(question), store)."""
-    source = folder if isinstance(folder, Path) else FIXTURES / folder
-    settings = fresh_settings(base_settings, tmp_path_factory.mktemp(source.name))
-    assert ingest([source], settings, progress=False).indexed == documents
-    store, embedding = Store(settings), build_embedding(settings)
-    retriever = hybrid_retriever(settings, embedding, MockLLM())
-    reranker = build_rerank_stage(settings, store, embedding)
-    current = CurrentFirst.from_settings(settings, store)
-    codes = CorpusCodes.from_settings(settings, store.lexical)
-    lookup = CellLookup.from_settings(settings, store, current.newer, codes.codes)
-
-    def answer(question: str):
-        question = codes.expand(question)
-        query = QueryBundle(question)
-        found = reranker.postprocess_nodes(retriever.retrieve(query), query_bundle=query)
-        before = {node.node.node_id: i for i, node in enumerate(found)}
-        ranked = current.prefer(found, len(found), lambda missed: [])
-        lifted = frozenset(n.node.node_id for i, n in enumerate(ranked) if before[n.node.node_id] > i)
-        return lookup.answer(question, ranked, lifted)
-
-    return answer, store
 
 
 def test_a_postponing_memo_restates_the_meetings_cells(base_settings, tmp_path_factory):

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from conftest import fresh_settings
-from documents import KOREAN, all_formats, crash_report_pdf, long_csv, results_table_pdf, write_pdf
+from documents import (KOREAN, all_formats, audit_scores_pdf, crash_report_pdf, long_csv, results_table_pdf,
+                       write_pdf)
 from llama_index.core.schema import MetadataMode
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
@@ -63,6 +64,19 @@ def test_pdf_table_without_grid_lines_is_a_table_of_cells(tmp_path):
     assert cells["SL-03", "HIC15"].blank and cells["SL-03", "Chest (mm)"].value == "29"
     layout = convert(tmp_path / "sled.pdf", "sled.pdf", IngestSettings(pdf_strategy="layout"))
     assert not any(b.kind == "table" for b in layout.blocks)  # the plain strategy reads lines
+
+
+def test_pdf_table_whose_header_and_cells_run_over_lines(tmp_path):
+    """Lines of one row set closer than two rows are (a two-line header around one-line ones, a
+    date wrapped under its row) are that row's cells, not rows of their own."""
+    pdf = convert(audit_scores_pdf(tmp_path / "audit.pdf"), "audit.pdf", CFG)
+    (table,) = [b for b in pdf.blocks if b.kind == "table"]
+    header = "| Site | Audit date | Allergen management | Pest control | Overall |"
+    assert table.text.splitlines()[0] == header
+    assert "| CAM | 20 Aug 2024 | 88 | 90 | 80.8 |" in table.text
+    node = chunker()([LocatedDocument.from_converted(pdf)])[0]
+    cells = {(f.row, f.column): f for f in facts_of(node)}
+    assert cells["OXF", "Allergen management"].number == 94 and cells["BTH", "Pest control"].blank
 
 
 def test_pdf_prose_in_two_columns_is_no_table(tmp_path):

@@ -318,6 +318,19 @@ def test_before_a_clause_is_a_time_conjunction_not_a_premise(check):
     assert not check.check("What was charged per hour before the free waiting?", rates).holds
 
 
+def test_before_or_after_relates_the_thing_it_follows(check):
+    """"the re-inspection after the Q3 audit" relates the re-inspection to the audit: a sentence of
+    a fridge logged warm before the audit says nothing of it; one that puts the re-inspection
+    before the audit contradicts it."""
+    findings = ["[1] food-audit-q3.pdf: Key findings (Title: Food safety audit Q3 2024)\n"
+                "At Carlton the walk-in fridge was logged above 8 C on three mornings before the audit.\n"
+                "A re-inspection of Carlton is set for 18 November 2024."]
+    assert check.check("When was Carlton's re-inspection after the Q3 audit held?", findings).holds
+    earlier = ["[1] food-audit-q3.pdf: Key findings (Title: Food safety audit Q3 2024)\n"
+               "At Carlton a re-inspection was held before the audit, on 2 August 2024."]
+    assert not check.check("When was Carlton's re-inspection after the Q3 audit held?", earlier).holds
+
+
 def test_function_words_name_no_kind(check):
     """"how long after first contact": "after" follows a figure in the evidence, but "long after"
     is no kind of thing."""
