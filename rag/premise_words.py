@@ -68,7 +68,7 @@ PAIRS: tuple[tuple[Side, Side], ...] = (
      _side("most expensive|dearest", "가장 비싼", "expensive|costlier|costly|highest price", "비싼|비싸")),
     (_side("easiest", "가장 쉬운", "easier|easy|simple", "쉬운|쉽"),
      _side("hardest|most difficult", "가장 어려운", "harder|difficult|hard", "어려운|어렵")),
-    (_side("succeed(?:ed|s)?|successful(?:ly)?|success|passed", "성공|합격", "pass(?:es)?", ""),
+    (_side("succeed(?:ed|s)?|successful(?:ly)?|success|pass(?:ed)?", "성공|합격", "pass(?:es)?", ""),
      _side("fail(?:ed|s|ure)?|unsuccessful", "실패|불합격", "", "")),
     (_side("won|wins?", "승리|우승", "winning|winner", "이겼|이긴"),
      _side("lost|lose[sd]?", "패배", "losing|loser|defeat\\w*", "졌|진")),

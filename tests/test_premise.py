@@ -39,6 +39,9 @@ POLICY = [
     "The receipt threshold and the mileage rate are unchanged: 45p per mile.",
 ]
 
+AUDIT = ["[1] kitchen-audits-q3.pdf: Results (Title: Kitchen audits Q3 2024)\n"
+         "1. Site: Carlton; Audit date: 12 Aug 2024; Overall: 95.0; Result: Pass\n"
+         "2. Site: Dunmore; Audit date: 20 Aug 2024; Overall: 71.2; Result: Fail"]
 FALSE_PREMISES = [  # (kind, question, evidence, words the refusal names)
     ("antonym", "What is the youngest known rock to have metamorphosed?", GEOLOGY, ["oldest", "youngest"]),
     ("antonym", "By how much did open claims increase in 2023?", CLAIMS, ["decreased"]),
@@ -53,6 +56,7 @@ FALSE_PREMISES = [  # (kind, question, evidence, words the refusal names)
     ("code-ko", "계약 번호 KR-2019-004는 언제 체결되었나요?", BRANCH_KO, ["KR-2019-004"]),
     ("antonym", "Version 2 cut the mileage rate. What is the reduced rate per mile now?", POLICY,
      ["unchanged"]),
+    ("antonym", "Why did Carlton fail its Q3 2024 kitchen audit?", AUDIT, ["pass", "fail"]),  # a result cell
 ]
 TWINS = [
     "What is the oldest known rock to have metamorphosed?",
@@ -67,6 +71,7 @@ TWINS = [
     "2024년 회의에서 서울 지점의 보험료는 얼마나 올랐나요?",
     "계약 번호 KR-2019-003은 언제 체결되었나요?",
     "Version 2 raised the hotel caps. What is the new cap in London?",
+    "Why did Carlton pass its Q3 2024 kitchen audit?",
 ]
 PARAPHRASES = [  # answerable, worded otherwise than the evidence
     ("Which rock is the most ancient one known to have been metamorphosed?", GEOLOGY),
