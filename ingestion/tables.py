@@ -1,5 +1,6 @@
 """The Markdown table the readers write for data that is not a table in Docling's output (JSON
-records, chart data), and a spreadsheet table that a blank row split in two made whole again."""
+records, chart data), a spreadsheet table that a blank row split in two made whole again, and a
+sheet's title row taken out of its header."""
 
 from __future__ import annotations
 
