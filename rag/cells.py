@@ -136,9 +136,6 @@ class CellLookup:
                                        for c in candidates[: self.top_chunks + len(lifted)])
         asked = [w for w in words(question) if w not in STOP]
         asked += ["value"] * bool(_VALUE.search(question))  # "the annual value": a column's word
-        # a name in capitalised words ("Net Promoter Score", the column NPS) is no kind of thing
-        spelled = [[w for w in run.split() if w.lower() not in STOP]
-                   for run in _SPELLED_OUT.findall(question)]
         # "in-service" names the column "in_service" (whose "in" is a stop word): its parts too
         asked += [part for w in asked if "-" in w and not is_code(w)
                   for part in w.split("-") if part not in STOP]
@@ -192,8 +189,10 @@ class CellLookup:
                         if all(m.group() not in label for label in labels)), None)
         noun = next((m.group(1).lower() for m in _NOUN.finditer(question)  # "in which office": office
                      if m.group(1).split()[0].lower() not in STOP | _PROPORTION), None)
-        if noun and any(set(noun.split()) <= {w.lower() for w in run} for run in spelled if len(run) >= 2):
-            noun = None  # "what Net Promoter Score": a name its initialism gives ("NPS"), not a kind
+        # a name in capitalised words ("what Net Promoter Score": the column NPS) is no kind of thing
+        spelled = ({w.lower() for w in run.split()} - STOP for run in _SPELLED_OUT.findall(question))
+        if noun and any(set(noun.split()) <= run for run in spelled if len(run) >= 2):
+            noun = None
         if extreme and extreme[1] in ("longest", "shortest") and _TENURE.search(question):
             # "been with us the longest" is the earliest start: a start date's order
             extreme = ("min" if extreme[1] == "longest" else "max", "earliest")
@@ -308,7 +307,7 @@ class CellLookup:
             # and a table's row as its fields: "Location: Table 1, Bristol, NPS; As printed: +41;
             # Corrected: +47" (an erratum's table of corrections)
             rows = ["; ".join(f"{c}: {v}" for c, v in zip(columns, row))
-                    for columns, table_rows_ in markdown_tables(text) for row in table_rows_]
+                    for columns, body in markdown_tables(text) for row in body]
             said.setdefault(str(node.metadata.get("doc", "")), []).extend(
                 (sentence, set(words(sentence)), node)
                 for sentence in [*line_sentences(text), *paragraphs, *rows]

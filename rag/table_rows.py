@@ -55,8 +55,8 @@ def count(ask: TableQuestion, tables: Sequence[FactTable], noun: str | None = No
                 else f"{table.subject} lists {n} {label}{'s' * (n != 1)}{within}: {rows}.")
         return CellAnswer("count", text, tuple({f.row: f for f in table.facts[::-1]}.values())[::-1])
     if len(found) > 1:  # "on hold in the capex register": the table whose subject the question names
-        hits = {id(hit): ask.subject_hits(hit[0], [h[0] for h in found]) for hit in found}
-        found = [hit for hit in found if hits[id(hit)] == max(hits.values())]
+        hits = [ask.subject_hits(hit[0], [h[0] for h in found]) for hit in found]
+        found = [hit for hit, n in zip(found, hits) if n == max(hits)]
     if len(found) != 1:
         return None
     table, named_values, cells = found[0]
