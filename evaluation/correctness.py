@@ -63,6 +63,11 @@ _DATES = [  # (pattern, group order year, month, day); every spelling becomes 20
 ]
 
 
+# A weekday before a date is the date's: "Sat 5 Oct 2024" states "Saturday 5 October 2024".
+_WEEKDAY = re.compile(r"\b(?:mon|tue(?:s)?|wed(?:nes)?|thu(?:r(?:s)?)?|fri|sat(?:ur)?|sun)(?:day)?\.?,? "
+                      r"(?=\d{4}-\d\d-\d\d)")
+
+
 def _iso_date(match: re.Match, order: tuple[int, int, int]) -> str:
     year, month, day = (match.group(i) for i in order)
     month = _MONTHS.get(month.rstrip("."), month) if not month.isdigit() else month
@@ -88,6 +93,7 @@ def _normal(text: str) -> str:
     text = _DASHES.sub("-", unicodedata.normalize("NFKC", text).lower())
     for pattern, order in _DATES:
         text = pattern.sub(lambda m, order=order: _iso_date(m, order), text)
+    text = _WEEKDAY.sub("", text)
     return _SCALED.sub(lambda m: f"{m.group(1)} {_SCALE_WORDS[m.group(2)]}", text)
 
 

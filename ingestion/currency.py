@@ -54,6 +54,9 @@ _EFFECTIVE = re.compile(r"effective|valid|in force|as of|applies from|시행|적
 # An erratum's header field naming the corrected document, up to the next field ("Erratum no.: ").
 _ERRATUM_OF = re.compile(r"(?:^|\s)(?i:report|document|publication)\s*:\s*(.+?)\s*"
                          r"(?=\b[A-Z][\w-]*(?:\s[\w-]+){0,2}\.?:\s|$)")
+# A header field's label, up to three words of letters: "Issued by:" ends "Annual Service Report
+# 2023" (a figure is no label's word)
+_FIELD_LABEL = r"[A-Z][\w-]*(?:\s[A-Za-z][\w-]*){0,2}"
 _TITLE_WORDS = 12  # a longer line is a sentence, not a title or a field
 # Group 1 is what the document names; a Korean object comes before its verb.
 _LINKS = {
@@ -63,12 +66,12 @@ _LINKS = {
                  # "Erratum: Audit Report X"; "HARROWMERE WATER GROUP ERRATUM - Annual Report 2024 (published
                  # 28 February 2025) Issued: 19 March 2025": up to the next field, its bracket with it
                  # "CORVALE ELECTRONICS LTD - GROUP QUALITY ERRATUM: ..." (a department after a dash)
-                 r"^\W*(?-i:[A-Z][A-Z&'.-]+\s+(?:[–—-]\s+)?){0,6}(?:erratum|errata|corrigendum)\s*[:–—-]\s*(.+?)\s*"
-                 r"(?:\([^)]*\)\s*)?(?=(?-i:[A-Z][\w-]*(?:\s[\w-]+){0,2}):\s|$)",
+                 r"^\W*(?-i:(?:[A-Z][A-Z&'.-]+|&)\s+(?:[–—-]\s+)?){0,6}(?:erratum|errata|corrigendum)\s*[:–—-]\s*(.+?)\s*"
+                 r"(?:\([^)]*\)\s*)?(?=(?-i:" + _FIELD_LABEL + r"):\s|$)",
                  # a header field: "Document corrected: Q3 Trading Report (issued 18 October 2024)"
                  r"^\W*(?:documents?\s+(?:corrected|amended)|(?:corrected|amended)\s+documents?|corrects)"
                  # up to the next field, its own bracket ("(issued 18 October 2024)") with it
-                 r"\s*[:–—-]\s*(.+?)\s*(?:\([^)]*\)\s*)?(?=[A-Z][\w-]*(?:\s[\w-]+){0,2}:\s|$)",
+                 r"\s*[:–—-]\s*(.+?)\s*(?:\([^)]*\)\s*)?(?=" + _FIELD_LABEL + r":\s|$)",
                  r"\b(?:corrects|amends|postpones|defers)\s+(.+?)(?=\.(?!\d)|[;,)\n]|$)",
                  # A change against an earlier document: "planned in the kick-off meeting, is postponed",
                  # "Following the leadership meeting of 14 January, some dates have had to change".

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore
 
 from rag.corrections import corrected_figure
+from rag.postponements import postponements
 from rag.places import dates
 from rag.premise_words import DEADLINE, ENDING, STARTING
 from rag.cell_guards import (WHERE, contradicted, count_stated, counted_here, given_otherwise, named_ahead,
@@ -314,11 +315,18 @@ class CellLookup:
                 if any(ch.isdigit() for ch in sentence))
         kept, restated = [], set()
         names = self.codes() if wanted else {}
+        # a notice moving an event names no document: a row of another giving its old date is stale
+        moved = [(c.node.metadata.get("doc"), p) for c in candidates
+                 for p in postponements(c.node.get_content(metadata_mode=MetadataMode.NONE))]
         for table in tables:
             newer = [said_ for doc in newer_of[table.doc] for said_ in said.get(doc, [])]
             stale = {row: restating for row in table.rows if (needed := content(label_text(row))) and (
                 restating := [(sentence, node) for sentence, named, node in newer
                               if _restates(table, row, needed, named, names.get(label_text(row).strip()))])}
+            stale |= {row: [] for row in table.rows if row not in stale and any(
+                doc != table.doc
+                and p.moves("; ".join([row, *(f.value for f in table.facts if f.row == row)]))
+                for doc, p in moved)}
             fixed = {row: cells for row, restating in stale.items()
                      if (cells := _corrected([f for f in table.facts if f.row == row], restating))}
             if len(fixed) < len(stale):

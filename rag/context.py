@@ -19,6 +19,7 @@ from rag.asked import lacks
 from rag.corrections import current_fields, former_sentences, item_label
 from rag.errata import Correction, errata
 from rag.layout import fields, following, title, unwrapped
+from rag.postponements import postponements
 from rag.scoring import BiEncoderScorer
 from rag.settings import Settings
 from rag.text import cells, split_sentences, table_rows, trigrams
@@ -164,6 +165,7 @@ class ContextBuilder:
             for unit in units(n.node.get_content(metadata_mode=MetadataMode.NONE), i, self.tables)
         ]
         self._corrected(nodes, candidates)
+        self._rescheduled(nodes, candidates)
         self._prioritise(question, nodes, candidates)
         named = re.sub(r"['’]s$", "", anchor).lower()
         if holding := [u for u in candidates if named and named in u.text.lower()]:
@@ -264,6 +266,20 @@ class ContextBuilder:
         for unit in candidates:
             for fix in fixes.get(docs[unit.chunk], ()):
                 unit.text = fix.applied(unit.text, unit.lead, row_pairs(unit.text))
+
+    @staticmethod
+    def _rescheduled(nodes: Sequence[NodeWithScore], candidates: list[Unit]) -> None:
+        """Each unit giving the old date of an event a notice among the nodes postpones, with the
+        new date in its place (rag/postponements.py): in the notice's own document, without it; in
+        another, unless that one is dated after the notice (it may have moved the event again)."""
+        meta = [n.node.metadata for n in nodes]
+        moved = [(m.get("doc"), str(m.get("effective_date") or ""), p) for n, m in zip(nodes, meta)
+                 for p in postponements(n.node.get_content(metadata_mode=MetadataMode.NONE))]
+        for unit in candidates:
+            doc, dated = meta[unit.chunk].get("doc"), str(meta[unit.chunk].get("effective_date") or "")
+            for notice, when, postponement in moved:
+                if doc == notice or not (dated and when and dated > when):
+                    unit.text = postponement.applied(unit.text, unit.lead, own=doc == notice)
 
     def _notes(self, nodes: Sequence[NodeWithScore], shown: Iterable[int]) -> list[str]:
         """The currency note of each of the `shown` chunks (indices into `nodes`, in citation order)."""

@@ -154,6 +154,11 @@ def test_spellings_of_dates_versions_and_links():
     department = read("ACME ELECTRONICS LTD - GROUP QUALITY ERRATUM: ANNUAL QUALITY REPORT 2023 (published "
                       "29 February 2024) Issued: 22 March 2024")
     assert (department.corrects, department.effective_date) == (("ANNUAL QUALITY REPORT 2023",), "2024-03-22")
+    # an ampersand in the organisation's name; a title ending in a year before "Issued:" (a figure
+    # is no word of a field's label)
+    ampersand = read("LARKMOOR CITY LIBRARIES & ARCHIVES ERRATUM - Annual Service Report 2023 Issued: "
+                     "17 June 2024 Issued by: Office of the Director")
+    assert (ampersand.corrects, ampersand.effective_date) == (("Annual Service Report 2023",), "2024-06-17")
     assert read("Some notes", "This erratum - as noted below - is short.").corrects == ()
     # the first page gives the file name's month its day
     dated = read("Memo", "Date: 20 February 2025", name="memo-2025-02.md")

@@ -89,6 +89,9 @@ def test_aggregate_means_and_rank_over_found_bundles():
     ("It was run in Hwaseong on August 28, 2024.", "Hwaseong, 2024-08-28", True),  # dates in any spelling
     ("화성에서 2024년 8월 28일에 진행되었다.", "Hwaseong, 2024-08-28", False),  # the place is missing
     ("It was run on 28 August 2024.", "2024-08-28", True),
+    # a weekday before a date is the date's, however spelled
+    ("The workshop is on Sat 5 Oct 2024 at 10:00 [1].", "Saturday 5 October 2024", True),
+    ("The workshop is on Sat 12 Oct 2024 [1].", "Saturday 5 October 2024", False),
     ("It was run on 28 July 2024.", "2024-08-28", False),
     ("Two points near the A-pillar base are red.", "2", True),
     ("Yes, rear impact testing is part of the Model K programme in 2024.", "No, it is out of scope in 2024",
