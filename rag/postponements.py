@@ -26,9 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rag.labels import content, same
 from rag.places import Date, dates
+from rag.premise_words import CALENDAR
 from rag.text import split_sentences
 
 # The date an event had: "was due to", "was planned for", "as planned", "originally", "예정이었던".
@@ -41,11 +43,8 @@ _MOVED = re.compile(r"\bpostpon|\bput back\b|\bpushed back\b|\breschedul|\bdefer
 # The date it now has: "will now be held on", "The new reopening date is", "moved to", "변경된 개최일은".
 _NOW = re.compile(r"\bnow\b|\bnew\b|\b(?:moved|postponed|put back|pushed back|rescheduled|deferred)\s+"
                   r"(?:to|until)\b|변경된|연기된|변경일", re.IGNORECASE)
-# Month and weekday names are the dates' own words, no event's.
-_DATE_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday "
-                        "mon tue wed thu fri sat sun january february march april may june july "
-                        "august september october november december "
-                        "jan feb mar apr jun jul aug sep sept oct nov dec".split())
+# Month and weekday names, spelled out or short, are the dates' own words, no event's.
+_DATE_WORDS = CALENDAR | {word[:3] for word in CALENDAR} | {"sept"}
 # What an event is called: a capitalised word past a sentence's first ("the Archives Open Day",
 # "Riverside Library"), a Korean word ("해운대 책 축제"); "library" alone is any event's.
 _NAME = re.compile(r"\b[A-Z][a-z][\w'-]*|[가-힣]{2,}")
@@ -77,26 +76,29 @@ class Postponement:
         `own` notice always is): the new date, or in the notice, words that give no date."""
         if not own and not self.about(text, lead):
             return text
+        written = ("기존 일정" if re.search(r"[가-힣]", text) else "its original date") if own \
+            else f"{self.new} (rescheduled)"
         out, end = [], 0
         for date, start, stop in dates(text):
             if _same_day(date, self.old):
-                korean = bool(re.search(r"[가-힣]", text))
-                out += [text[end:start], ("기존 일정" if korean else "its original date") if own
-                        else f"{self.new} (rescheduled)"]
+                out += [text[end:start], written]
                 end = stop + len(weekday.group()) if (weekday := _WEEKDAY_MARK.match(text, stop)) else stop
         return "".join(out) + text[end:]
 
 
-def postponements(text: str) -> list[Postponement]:
+@lru_cache(maxsize=4096)  # the cell lookup and the context read the same chunks of one question
+def postponements(text: str) -> tuple[Postponement, ...]:
     """The events a chunk's paragraphs move: each paragraph with a postponement word, a sentence
     giving the date an event was due and, in it after that date or in a later sentence, the new
     date."""
-    found = []
+    found: list[Postponement] = []
     for paragraph in re.split(r"\n\s*\n", text):
         one = " ".join(paragraph.split())
         if not _MOVED.search(one):
             continue
         sentences = split_sentences(one)
+        words = tuple(dict.fromkeys(m.group().lower() for s in sentences for m in _NAME.finditer(s)
+                                    if m.start() and m.group().lower() not in _DATE_WORDS))
         for i, sentence in enumerate(sentences):
             if not _WAS_DUE.search(sentence) or not (olds := dates(sentence)):
                 continue
@@ -106,11 +108,9 @@ def postponements(text: str) -> list[Postponement]:
             later = [(rest, d) for d in dates(rest) if _NOW.search(rest)]
             later += [(s, d) for s in sentences[i + 1:] if _NOW.search(s) for d in dates(s)[:1]]
             if later:
-                said, (new, start, stop) = later[0]
-                words = tuple(dict.fromkeys(m.group().lower() for s in sentences for m in _NAME.finditer(s)
-                                            if m.start() and m.group().lower() not in _DATE_WORDS))
+                said, (_, start, stop) = later[0]
                 found.append(Postponement(words, old, said[start:stop]))
-    return found
+    return tuple(found)
 
 
 def _same_day(date: Date, old: Date) -> bool:
